@@ -173,6 +173,28 @@ static void run_steps(LiveRig *r, int n)
         schedlive_step(r->l, NULL, 0, now_ms += 20);
 }
 
+/* Steps the driver, `most` steps at most, until its log says `words` after its first `from`
+ * bytes. */
+static void step_until_said(LiveRig *r, size_t from, const char *words, int most)
+{
+    for (int i = 0; i < most && !strstr(r->text + from, words); i++)
+        run_steps(r, 1);
+}
+
+/* Steps the driver, `most` steps at most, until j0 has been seen running at `gpus` GPUs,
+ * training, five steps in a row; 1 once it has. */
+static int step_until_running_at(LiveRig *r, int gpus, int most)
+{
+    int seen = 0;
+    for (int i = 0; i < most && seen < 5; i++) {
+        run_steps(r, 1);
+        SchedLiveJob j;
+        schedlive_job(r->l, 0, &j);
+        seen = j.running && j.gpus == gpus && j.step > 0 ? seen + 1 : 0;
+    }
+    return seen == 5;
+}
+
 /* Regression: the cluster's refusal of a grow (a QOS's MaxTRESPerJob on GPUs) was for good,
  * and failed a job that had run at 2 GPUs a moment before. It goes on at 2 GPUs from its
  * checkpoint, and doubling never asks for more than its ceiling (3) again: no loop of
@@ -450,8 +472,7 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
                                           .ceiling_retry_s = 1,
                                           .ceiling_retry_max_s = 2});
     now_ms = clock_now_ms();
-    for (int i = 0; i < 400 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 400);
     cr_assert(strstr(r.text, "its ceiling is now 3 GPUs"), "%s", r.text);
     schedlive_stop_all(r.l);
     run_steps(&r, 150); /* 3 s of the driver's time: past the 1 s hold */
@@ -490,9 +511,27 @@ static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s
     cr_assert_not_null(r->l, "%s", e.msg);
 }
 
-static void open_two_by_four(LiveRig *r)
+/* Other users' jobs now hold held0 GPUs of m0 and held1 of m1 (the backend's next look). */
+static void others_hold(int held0, int held1)
 {
-    open_two_by_four_with(r, 0, 0);
+    standin_node[0].held_gpus = held0;
+    standin_node[1].held_gpus = held1;
+    standin_looks++;
+}
+
+/* The two-by-four rig under MaxNodes=1 (max_nodes), others holding held0 and held1 GPUs of m0
+ * and m1 from the backend's first look, its clock started; retry_s, retry_max_s as in
+ * open_two_by_four_with. */
+static void open_node_limited(LiveRig *r, int held0, int held1, double retry_s, double retry_max_s)
+{
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_node[0].held_gpus = held0;
+    standin_node[1].held_gpus = held1;
+    standin_looks = 1;
+    open_two_by_four_with(r, retry_s, retry_max_s);
+    now_ms = clock_now_ms();
 }
 
 /* Regression: a node limit's ceiling was a GPU count only, so a placement the model made
@@ -504,14 +543,8 @@ static void open_two_by_four(LiveRig *r)
 Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_others_gpus)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_looks = 1;
-    open_two_by_four(&r);
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 0, 0, 0, 0);
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
                              "specification invalid): its ceiling is now 4 GPUs (what 1 node "
                              "holds: the limit counts nodes)"),
@@ -521,8 +554,7 @@ Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_o
     cr_assert_eq(info.ceiling_nodes, 1, "%s", r.text);
     int refused_at = starts;
     run_steps(&r, 30);
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 1; /* other users' jobs */
-    standin_looks++;
+    others_hold(1, 1);
     run_steps(&r, 150);
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
@@ -553,19 +585,16 @@ Test(schedlive_ceiling, a_run_above_a_lifted_ceiling_resets_the_back_off)
                                           .ceiling_retry_s = 1,
                                           .ceiling_retry_max_s = 4});
     now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "which no decision goes past for 2 s"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "which no decision goes past for 2 s", 600);
     cr_assert(strstr(r.text, "which no decision goes past for 2 s"), "doubled: %s", r.text);
     too_big = 0; /* the operator raises the limit */
-    for (int i = 0; i < 600 && !strstr(r.text, "(4 GPUs) resumed at step"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "(4 GPUs) resumed at step", 600);
     cr_assert(strstr(r.text, "(4 GPUs) resumed at step"), "runs at 4: %s", r.text);
     too_big = 2; /* lowered again; the run at 4 dies, and its restart at 4 is refused */
     size_t said = strlen(r.text);
     snprintf(((StandinRun *)last_run)->status, sizeof((StandinRun *)last_run)->status,
              "exited 1");
-    for (int i = 0; i < 200 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 200);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
                                      "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no "
                                      "decision goes past for 1 s"),
@@ -590,8 +619,7 @@ Test(schedlive_ceiling, a_waiting_jobs_ceiling_shows_its_time_left_then_its_lift
                                           .ceiling_retry_s = 30,
                                           .ceiling_retry_max_s = 30});
     now_ms = clock_now_ms();
-    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 100);
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
     char said[96];
@@ -624,8 +652,7 @@ Test(schedlive_ceiling, a_node_limit_refusal_on_one_node_is_taken_for_a_limit_on
     plan(0, 1, LIVERUN_REFUSED_TOO_MANY_NODES);
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     now_ms = clock_now_ms();
-    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 100);
     cr_assert_eq(asked[0], 2, "%s", r.text);
     cr_assert_eq(asked_nodes[0], 1, "the case this test is about: %s", r.text);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 2 GPUs (sbatch: Node count "
@@ -657,21 +684,14 @@ Test(schedlive_ceiling, a_node_limit_refusal_on_one_node_is_taken_for_a_limit_on
 Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_the_back_off)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_looks = 1;
-    open_two_by_four_with(&r, 1, 4);
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 0, 0, 1, 4);
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
                              "nodes), which no decision goes past for 1 s"),
               "%s", r.text);
     /* the operator raises the limit; other users' jobs take 2 GPUs of each node */
     max_nodes = 2;
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 2;
-    standin_looks++;
+    others_hold(2, 2);
     size_t said = strlen(r.text);
     int ran_wide = 0;
     for (int i = 0; i < 1000 && !ran_wide; i++) {
@@ -683,11 +703,9 @@ Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_th
     cr_assert(ran_wide, "runs at 4 GPUs over both nodes: %s", r.text + said);
     run_steps(&r, 10);
     max_nodes = 1; /* lowered again */
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 0;
-    standin_looks++;
+    others_hold(0, 0);
     said = strlen(r.text);
-    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 1000);
     cr_assert(strstr(r.text + said, "(sbatch: Node count specification invalid): its ceiling is "
                                     "now 4 GPUs (what 1 node holds: the limit counts nodes), "
                                     "which no decision goes past for 1 s"),
@@ -707,14 +725,7 @@ Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
     plan(0, 0, LIVERUN_REFUSED_ONCE);
     liverig_open(&r, standin_two_by_two(), &LIMITED_PREEMPTED, 1000);
     now_ms = clock_now_ms();
-    SchedLiveJob j;
-    int seen_at_4 = 0;
-    for (int i = 0; i < 600 && seen_at_4 < 5; i++) {
-        run_steps(&r, 1);
-        schedlive_job(r.l, 0, &j);
-        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
-    }
-    cr_assert_eq(seen_at_4, 5, "runs at 4 GPUs: %s", r.text);
+    cr_assert(step_until_running_at(&r, 4, 600), "runs at 4 GPUs: %s", r.text);
     LimitRun *taken = last_run;
     snprintf(taken->how, sizeof taken->how, "preempted by the test");
     run_steps(&r, 2);
@@ -723,8 +734,7 @@ Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
     limited_kind = LIVERUN_REFUSED_LIMIT;
     snprintf(taken->head.status, sizeof taken->head.status, "requeued (its copy cancelled)");
     size_t said = strlen(r.text);
-    for (int i = 0; i < 600 && !strstr(r.text + said, "could not start"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "could not start", 600);
     cr_assert(strstr(r.text + said, "j0: could not start on m0: sbatch: Job violates "
                                      "accounting/QOS policy: at 4 GPUs, a size it ran at, the "
                                      "words are taken for a limit on how many jobs"),
@@ -743,39 +753,21 @@ Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
 Test(schedlive_ceiling, more_gpus_on_no_more_nodes_than_a_node_ceiling_keep_the_back_off)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 1;
-    standin_looks = 1;
-    open_two_by_four_with(&r, 1, 4);
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 1, 1, 1, 4);
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
                              "specification invalid): its ceiling is now 3 GPUs (what 1 node "
                              "holds: the limit counts nodes), which no decision goes past for 1 s"),
               "%s", r.text);
     /* node 0 free, node 1 all others': the grow after the lift is 4 on node 0 */
-    standin_node[0].held_gpus = 0;
-    standin_node[1].held_gpus = 4;
-    standin_looks++;
+    others_hold(0, 4);
     size_t said = strlen(r.text);
-    SchedLiveJob j;
-    int seen_at_4 = 0;
-    for (int i = 0; i < 1000 && seen_at_4 < 5; i++) {
-        run_steps(&r, 1);
-        schedlive_job(r.l, 0, &j);
-        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
-    }
-    cr_assert(seen_at_4 == 5 && strstr(r.text + said, "is lifted") &&
+    cr_assert(step_until_running_at(&r, 4, 1000) && strstr(r.text + said, "is lifted") &&
                   strstr(r.text + said, "(GPUs m0:0+1+2+3)"),
               "runs at 4 GPUs on one node after the lift: %s", r.text + said);
     cr_assert_null(strstr(r.text + said, "its ceiling is now"), "%s", r.text + said);
-    standin_node[1].held_gpus = 0;
-    standin_looks++;
-    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    others_hold(0, 0);
+    step_until_said(&r, said, "its ceiling is now", 1000);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
                                     "specification invalid): its ceiling is now 4 GPUs (what 1 "
                                     "node holds: the limit counts nodes), which no decision goes "
@@ -794,25 +786,17 @@ Test(schedlive_ceiling, more_gpus_on_no_more_nodes_than_a_node_ceiling_keep_the_
 Test(schedlive_ceiling, a_gpu_refusal_while_a_node_ceiling_holds_keeps_the_node_rule)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_looks = 1;
-    open_two_by_four_with(&r, 0.1, 0.4); /* the job is done some 2,000 s in */
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 0, 0, 0.1, 0.4); /* the job is done some 2,000 s in */
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
                              "nodes), which no decision goes past for 0.1 s"),
               "%s", r.text);
     limited = 1; /* the next start, at 4 on one node, meets a limit on GPUs */
     limited_kind = LIVERUN_REFUSED_TOO_BIG;
     /* node 1 all others' until the job has run at 4 on node 0 after the lift */
-    standin_node[1].held_gpus = 4;
-    standin_looks++;
+    others_hold(0, 4);
     size_t said = strlen(r.text);
-    for (int i = 0; i < 600 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 600);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: Job violates "
                                     "accounting/QOS policy): its ceiling is now 3 GPUs, which no "
                                     "decision goes past for 0.2 s"),
@@ -821,21 +805,12 @@ Test(schedlive_ceiling, a_gpu_refusal_while_a_node_ceiling_holds_keeps_the_node_
     sched_job_info(r.s, 0, &info);
     cr_assert_eq(info.ceiling_nodes, 1, "the model keeps the node ceiling: %s", r.text);
     said = strlen(r.text);
-    SchedLiveJob j;
-    int seen_at_4 = 0;
-    for (int i = 0; i < 1000 && seen_at_4 < 5; i++) {
-        run_steps(&r, 1);
-        schedlive_job(r.l, 0, &j);
-        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
-    }
-    cr_assert(seen_at_4 == 5 && strstr(r.text + said, "is lifted") &&
+    cr_assert(step_until_running_at(&r, 4, 1000) && strstr(r.text + said, "is lifted") &&
                   strstr(r.text + said, "(GPUs m0:0+1+2+3)"),
               "runs at 4 GPUs on one node after the lift: %s", r.text + said);
-    standin_node[1].held_gpus = 0;
-    standin_looks++;
+    others_hold(0, 0);
     said = strlen(r.text);
-    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 1000);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
                                     "specification invalid): its ceiling is now 4 GPUs (what 1 "
                                     "node holds: the limit counts nodes), which no decision goes "
@@ -856,8 +831,7 @@ Test(schedlive_ceiling, a_refused_placement_still_wanted_is_never_submitted_agai
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     evict_at_refusal = r.s;
     now_ms = clock_now_ms();
-    for (int i = 0; i < 300 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 300);
     cr_assert_null(evict_at_refusal, "the case this test is about: %s", r.text);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
                              "QOSMaxGRESPerJob): its ceiling is now 3 GPUs"),
