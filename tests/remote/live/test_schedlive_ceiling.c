@@ -857,3 +857,51 @@ Test(schedlive_ceiling, a_refused_placement_still_wanted_is_never_submitted_agai
     cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
     liverig_close(&r);
 }
+
+/* The driver's copy of the held node cap (ceiling_node_cap) starts afresh when the ceiling
+ * lifts, as the model's node ceiling does: on two 4-GPU nodes under MaxNodes=1 the grow to 8
+ * is refused (4 on 1 node, 0.1 s); the operator swaps the limit for one on GPUs (6), and
+ * after the lift the grow to 8 is refused for its GPUs (7, no node cap, 0.2 s). Others then
+ * hold 2 GPUs of each node: past that lift the job runs at 4 as 2+2, which says nothing of a
+ * limit on GPUs, and its grow to 8 once they leave holds the doubled 0.4 s. A cap kept from
+ * the first refusal would read the run on two nodes as past a raised limit on nodes and
+ * start the back-off afresh (0.1 s). */
+Test(schedlive_ceiling, a_lifted_ceiling_leaves_no_node_cap_to_a_later_refusal_on_gpus)
+{
+    static LiveRig r;
+    open_node_limited(&r, 0, 0, 0.1, 0.4); /* the job is done some 2,000 s in */
+    step_until_said(&r, 0, "its ceiling is now", 600);
+    cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
+                             "nodes), which no decision goes past for 0.1 s"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "%s", r.text);
+    max_nodes = 0; /* the operator's limit is on GPUs now */
+    too_big = 6;
+    size_t said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 1000);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: error: "
+                                    "QOSMaxGRESPerJob): its ceiling is now 7 GPUs, which no "
+                                    "decision goes past for 0.2 s"),
+              "%s", r.text + said);
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 0, "the lift cleared the model's node cap: %s", r.text);
+    others_hold(2, 2); /* before the lift: the job cannot grow past it */
+    said = strlen(r.text);
+    step_until_said(&r, said, "is lifted", 1000);
+    cr_assert(strstr(r.text + said, "j0: its ceiling of 7 GPUs is lifted"), "%s", r.text + said);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    sched_job_info(r.s, 0, &info);
+    cr_assert(j.running && j.gpus == 4 && j.step > 0 && info.nodes == 2,
+              "runs at 4 GPUs over both nodes: %s", r.text + said);
+    others_hold(0, 0);
+    said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 1000);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: error: "
+                                    "QOSMaxGRESPerJob): its ceiling is now 7 GPUs, which no "
+                                    "decision goes past for 0.4 s"),
+              "the back-off doubled on: %s", r.text);
+    liverig_close(&r);
+}
