@@ -480,19 +480,21 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
     liverig_close(&r);
 }
 
-/* The rig of liverig_open on two nodes of 4 GPUs (the model's too), watched; a ceiling's
- * back-off retry_s, doubled up to retry_max_s (0: the defaults). */
-static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s)
+/* The rig of liverig_open on `c`, n_nodes nodes of `gpus` GPUs (the model's too), its runs
+ * through `backend`; a ceiling's back-off retry_s, doubled up to retry_max_s (0: the
+ * defaults). */
+static void open_rig(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRunOps *backend,
+                     double retry_s, double retry_max_s)
 {
     Error e;
-    r->c = standin_cluster(4, 4);
+    r->c = c;
     snprintf(r->c->job_command, sizeof r->c->job_command,
              "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
     r->cat = fixture_catalogue();
     SchedConfig cfg;
     sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 4;
+    cfg.nodes = n_nodes;
+    cfg.gpus_per_node = gpus;
     cfg.policy = "doubling";
     r->s = sched_new(&cfg, r->cat, &e);
     cr_assert_not_null(r->s, "%s", e.msg);
@@ -501,7 +503,7 @@ static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s
     r->text[0] = 0;
     r->log = (FixtureLog){.text = r->text, .cap = sizeof r->text};
     SchedLiveOptions o = {.time_scale = 1000,
-                          .backend = &LIMITED_WATCHED,
+                          .backend = backend,
                           .tick_s = 0.01,
                           .log = fixture_log_line,
                           .userdata = &r->log,
@@ -509,6 +511,12 @@ static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s
                           .ceiling_retry_max_s = retry_max_s};
     r->l = schedlive_new(r->s, r->c, NULL, &o, &e);
     cr_assert_not_null(r->l, "%s", e.msg);
+}
+
+/* On two nodes of 4 GPUs, watched (standin_node). */
+static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s)
+{
+    open_rig(r, standin_cluster(4, 4), 2, 4, &LIMITED_WATCHED, retry_s, retry_max_s);
 }
 
 /* Other users' jobs now hold held0 GPUs of m0 and held1 of m1 (the backend's next look). */
@@ -903,5 +911,83 @@ Test(schedlive_ceiling, a_lifted_ceiling_leaves_no_node_cap_to_a_later_refusal_o
                                     "QOSMaxGRESPerJob): its ceiling is now 7 GPUs, which no "
                                     "decision goes past for 0.4 s"),
               "the back-off doubled on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* Machines m0..m3 (127.0.0.1) of 2 GPUs each. */
+static Cluster *four_by_two(void)
+{
+    Cluster *c = cluster_new("t");
+    DeviceSpec d[2];
+    memset(d, 0, sizeof d);
+    for (int i = 0; i < 2; i++) {
+        snprintf(d[i].id, sizeof d[i].id, "gpu%d", i);
+        d[i].kind = DEVICE_GPU;
+    }
+    MachineType t = {.name = "a", .bandwidth_gbps = 10, .devices = d, .n_devices = 2};
+    long type = cluster_add_type(c, &t, NULL);
+    cr_assert_geq(type, 0);
+    for (int m = 0; m < 4; m++) {
+        char name[4] = {'m', (char)('0' + m), 0};
+        cr_assert_eq(cluster_add_machine(c, name, "127.0.0.1", (size_t)type, NULL), 0);
+    }
+    cluster_finish(c);
+    return c;
+}
+
+/* While a ceiling holds the driver keeps the fewest nodes of any refusal, as the model does
+ * (sched_set_node_ceiling), and its back-off's reset reads them: on four 2-GPU nodes under
+ * MaxNodes=3 the grow to 8 (four nodes) is refused (6 on 3 nodes, 0.2 s); the limit lowered
+ * to 1 node meanwhile, the fall back's start at 4 on two nodes is refused too (2 on 1 node,
+ * 0.4 s). Once the limit is back at 3 and the ceiling lifted, the job runs at 4 on two nodes
+ * (pinned), past the held cap of 1: the limit was raised, and the next refusal of its grow to
+ * 8 holds the first back-off (0.2 s). A cap left at the first refusal's 3 would read the run on two
+ * nodes as within it and double on (0.8 s). */
+Test(schedlive_ceiling, the_held_node_cap_is_the_fewest_nodes_of_any_refusal_while_it_holds)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 3;
+    open_rig(&r, four_by_two(), 4, 2, &LIMITED, 0.2, 0.8);
+    now_ms = clock_now_ms();
+    step_until_said(&r, 0, "its ceiling is now", 600);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 6 GPUs (what 3 nodes "
+                             "hold: the limit counts nodes), which no decision goes past for "
+                             "0.2 s"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 3, "%s", r.text);
+    max_nodes = 1;
+    size_t said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 200);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
+                                    "specification invalid): its ceiling is now 2 GPUs (what 1 "
+                                    "node holds: the limit counts nodes), which no decision goes "
+                                    "past for 0.4 s"),
+              "%s", r.text + said);
+    cr_assert_null(strstr(r.text + said, "is lifted"), "while the first holds: %s", r.text);
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "the fewest: %s", r.text);
+    /* doubling would jump from 2 to 8 (4 on two nodes is a dip): the operator's pins give it
+     * its run at 4 on two nodes after the lift */
+    Error e;
+    cr_assert_eq(sched_pin(r.s, 0, 2, &e), 0, "%s", e.msg);
+    max_nodes = 3; /* raised again */
+    said = strlen(r.text);
+    step_until_said(&r, said, "is lifted", 1000);
+    cr_assert_eq(sched_pin(r.s, 0, 4, &e), 0, "%s", e.msg);
+    cr_assert(step_until_running_at(&r, 4, 600), "%s", r.text + said);
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.nodes, 2, "at 4 on two nodes: %s", r.text + said);
+    cr_assert_eq(sched_pin(r.s, 0, 0, &e), 0, "%s", e.msg);
+    said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 1000);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                                    "specification invalid): its ceiling is now 6 GPUs (what 3 "
+                                    "nodes hold: the limit counts nodes), which no decision goes "
+                                    "past for 0.2 s"),
+              "the first back-off again: %s", r.text);
     liverig_close(&r);
 }
