@@ -970,6 +970,7 @@ Test(schedlive_ceiling, the_held_node_cap_is_the_fewest_nodes_of_any_refusal_whi
     cr_assert_null(strstr(r.text + said, "is lifted"), "while the first holds: %s", r.text);
     sched_job_info(r.s, 0, &info);
     cr_assert_eq(info.ceiling_nodes, 1, "the fewest: %s", r.text);
+    int capped_from = starts;
     /* doubling would jump from 2 to 8 (4 on two nodes is a dip): the operator's pins give it
      * its run at 4 on two nodes after the lift */
     Error e;
@@ -977,6 +978,10 @@ Test(schedlive_ceiling, the_held_node_cap_is_the_fewest_nodes_of_any_refusal_whi
     max_nodes = 3; /* raised again */
     said = strlen(r.text);
     step_until_said(&r, said, "is lifted", 1000);
+    cr_assert_gt(starts, capped_from, "%s", r.text + said);
+    for (int i = capped_from; i < starts && i < 64; i++)
+        cr_assert_eq(asked_nodes[i], 1, "start %d asked for %d GPUs on %d nodes under cap 1: %s", i,
+                     asked[i], asked_nodes[i], r.text);
     cr_assert_eq(sched_pin(r.s, 0, 4, &e), 0, "%s", e.msg);
     cr_assert(step_until_running_at(&r, 4, 600), "%s", r.text + said);
     sched_job_info(r.s, 0, &info);
