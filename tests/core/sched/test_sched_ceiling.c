@@ -594,6 +594,113 @@ Test(sched_ceiling, a_capped_job_over_more_nodes_than_its_ceiling_frees_its_numb
     sched_free(s);
 }
 
+/* A node-capped job forced off its nodes by a drain restarts wherever placement puts it, even
+ * asked more: it has no numbers to keep, so the jobs placed beside it take its old ones first.
+ * Four 8-GPU nodes: A0 (one node at most) holds node 0's 0-1, B (two nodes at most) 2+2 over
+ * node 0 (2-3) and node 1 (0-1), F 6 of node 2. Then node 1 is drained, others hold 3 of node
+ * 3, B asks 5, A0 3, new C 6. C, on node 0, takes 2-7 (B's 2-3 among them), not A0's 0-1; B
+ * goes to node 3, and A0, finding no node with 3 free, falls back to its 2 and keeps 0-1 with
+ * no event. Were a drained job's numbers kept for it (as for a job within its node ceiling
+ * asked more), C would take A0's and A0 would restart. */
+Test(sched_ceiling, a_drained_node_capped_job_frees_its_numbers_for_the_jobs_placed_beside_it)
+{
+    const SchedNodeGroup groups[] = {{"V100", 4, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A0", "cifar10", 0.0, 2, 512}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_pin(s, 0, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    /* others' GPUs leave F 6 of node 2 and B 2 on each of nodes 0 and 1, then leave */
+    const int held[] = {4, 6, 2, 8};
+    for (int n = 0; n < 4; n++)
+        cr_assert_eq(sched_hold_gpus(s, n, held[n], &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"B", "cifar10", 1.0, 4, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 1, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 1, 2, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"F", "cifar10", 1.0, 6, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 2, 6, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    const int held_then[] = {0, 0, 0, 3};
+    for (int n = 0; n < 4; n++)
+        cr_assert_eq(sched_hold_gpus(s, n, held_then[n], &e), 0, "%s", e.msg);
+    int before[32], after[32];
+    for (int n = 0; n < 4; n++)
+        sched_node_gpus(s, n, before + 8 * n, 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(before[g], g < 4 ? g / 2 : -1, "node 0 GPU %d", g);
+    SchedJobInfo b;
+    sched_job_info(s, 1, &b);
+    cr_assert(b.gpus == 4 && b.nodes == 2 && before[8] == 1 && before[9] == 1 && before[16] == 2,
+              "B: %d GPUs on %d nodes", b.gpus, b.nodes);
+
+    cr_assert_eq(sched_drain_node(s, 1, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"C", "cifar10", sched_now(s), 6, 512}, &e), 0,
+                 "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 3, 6, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 1, 5, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 3, &e), 0, "%s", e.msg);
+    size_t first = sched_event_count(s);
+    cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    for (int n = 0; n < 4; n++)
+        sched_node_gpus(s, n, after + 8 * n, 8);
+    SchedJobInfo ci;
+    sched_job_info(s, 3, &ci);
+    cr_assert(ci.gpus == 6 && ci.nodes == 1, "C: %d GPUs on %d nodes", ci.gpus, ci.nodes);
+    sched_job_info(s, 1, &b);
+    cr_assert(b.gpus == 5 && b.nodes == 1 && after[24] == 1, "B: %d GPUs on %d nodes", b.gpus,
+              b.nodes);
+    for (int g = 8; g < 16; g++)
+        cr_assert_eq(after[g], -1, "drained node 1 GPU %d still held", g - 8);
+    for (int job = 0; job < 4; job++)
+        for (int g = 0; g < 32 && !logged_since(s, first, job); g++)
+            cr_assert_eq(before[g] == job, after[g] == job,
+                         "job %d moved on or off node %d GPU %d with no event", job, g / 8, g % 8);
+    cr_assert_not(logged_since(s, first, 0), "A0 restarted at the 2 GPUs it had");
+    cr_assert(after[0] == 0 && after[1] == 0, "A0 on its own 0-1");
+    cr_assert(after[2] == 3 && after[3] == 3, "C on B's 2-3");
+    fixture_sched_capacity(s);
+    sched_free(s);
+}
+
+/* A node-capped job left failed (live: sched_abandon) gives every GPU back, its numbers with
+ * them: on one 8-GPU node A (one node at most) holds all 8 and B, asking 8, waits; once A is
+ * abandoned the next decision starts B on all 8, and A is never placed again. */
+Test(sched_ceiling, an_abandoned_node_capped_job_gives_its_gpus_to_the_next_decision)
+{
+    const SchedNodeGroup groups[] = {{"V100", 1, 8, 1.0}};
+    SchedState *s = fixture_sched(cat, "fixed-1", 0, groups, 1);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"A", "cifar10", 0.0, 8, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 8, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_set_node_ceiling(s, 0, 1, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"B", "cifar10", 0.0, 8, 512}, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 1, 8, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_advance(s, 1, &e), 0, "%s", e.msg);
+    SchedJobInfo a, b;
+    sched_job_info(s, 0, &a);
+    sched_job_info(s, 1, &b);
+    cr_assert(a.gpus == 8 && b.gpus == 0, "A %d, B %d GPUs", a.gpus, b.gpus);
+    cr_assert_eq(sched_abandon(s, 0, &e), 0, "%s", e.msg);
+    int owners[8];
+    sched_node_gpus(s, 0, owners, 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(owners[g], -1, "GPU %d still A's after its abandon", g);
+    fixture_sched_capacity(s);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    sched_job_info(s, 0, &a);
+    sched_job_info(s, 1, &b);
+    cr_assert(a.gpus == 0 && a.state == SCHED_JOB_FAILED, "A: %d GPUs, state %d", a.gpus, a.state);
+    cr_assert(b.gpus == 8 && b.nodes == 1, "B: %d GPUs on %d nodes", b.gpus, b.nodes);
+    sched_node_gpus(s, 0, owners, 8);
+    for (int g = 0; g < 8; g++)
+        cr_assert_eq(owners[g], 1, "GPU %d not B's", g);
+    fixture_sched_capacity(s);
+    sched_free(s);
+}
+
 /* While a ceiling holds, a later refusal that counts more nodes (a looser cap) must not raise
  * the node cap a refusal's start checks read: only a lift clears it. A refused value (0 nodes,
  * no such job) leaves the held cap as it was. */

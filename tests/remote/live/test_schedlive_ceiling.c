@@ -98,11 +98,20 @@ static void limit_step(void *run)
         standin_says_step(&r->head.p, r->head.p.seen + 1, NAN);
 }
 
+/* Where a test sets it: the model whose job 0 lets go of its GPUs when the driver reads the
+ * next refusal (then cleared), its stop an event the driver has not yet enacted. */
+static SchedState *evict_at_refusal;
+
 static const char *limit_refused(const void *run, LiveRefusal *refusal)
 {
     const LimitRun *r = run;
     if (!r->refused || !r->head.status[0])
         return NULL;
+    if (evict_at_refusal) {
+        Error e;
+        cr_assert_eq(sched_evict(evict_at_refusal, 0, &e), 0, "%s", e.msg);
+        evict_at_refusal = NULL;
+    }
     *refusal = r->refusal;
     return r->why;
 }
@@ -151,6 +160,7 @@ static void plan(int over, int first_limited, LiveRefusal kind)
     over_nodes = 0;
     limited = first_limited;
     limited_kind = kind;
+    evict_at_refusal = NULL;
     starts = 0;
     memset(asked, 0, sizeof asked);
 }
@@ -161,6 +171,28 @@ static void run_steps(LiveRig *r, int n)
 {
     for (int i = 0; i < n; i++)
         schedlive_step(r->l, NULL, 0, now_ms += 20);
+}
+
+/* Steps the driver, `most` steps at most, until its log says `words` after its first `from`
+ * bytes. */
+static void step_until_said(LiveRig *r, size_t from, const char *words, int most)
+{
+    for (int i = 0; i < most && !strstr(r->text + from, words); i++)
+        run_steps(r, 1);
+}
+
+/* Steps the driver, `most` steps at most, until j0 has been seen running at `gpus` GPUs,
+ * training, five steps in a row; 1 once it has. */
+static int step_until_running_at(LiveRig *r, int gpus, int most)
+{
+    int seen = 0;
+    for (int i = 0; i < most && seen < 5; i++) {
+        run_steps(r, 1);
+        SchedLiveJob j;
+        schedlive_job(r->l, 0, &j);
+        seen = j.running && j.gpus == gpus && j.step > 0 ? seen + 1 : 0;
+    }
+    return seen == 5;
 }
 
 /* Regression: the cluster's refusal of a grow (a QOS's MaxTRESPerJob on GPUs) was for good,
@@ -440,8 +472,7 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
                                           .ceiling_retry_s = 1,
                                           .ceiling_retry_max_s = 2});
     now_ms = clock_now_ms();
-    for (int i = 0; i < 400 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 400);
     cr_assert(strstr(r.text, "its ceiling is now 3 GPUs"), "%s", r.text);
     schedlive_stop_all(r.l);
     run_steps(&r, 150); /* 3 s of the driver's time: past the 1 s hold */
@@ -449,19 +480,21 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
     liverig_close(&r);
 }
 
-/* The rig of liverig_open on two nodes of 4 GPUs (the model's too), watched; a ceiling's
- * back-off retry_s, doubled up to retry_max_s (0: the defaults). */
-static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s)
+/* The rig of liverig_open on `c`, n_nodes nodes of `gpus` GPUs (the model's too), its runs
+ * through `backend`; a ceiling's back-off retry_s, doubled up to retry_max_s (0: the
+ * defaults). */
+static void open_rig(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRunOps *backend,
+                     double retry_s, double retry_max_s)
 {
     Error e;
-    r->c = standin_cluster(4, 4);
+    r->c = c;
     snprintf(r->c->job_command, sizeof r->c->job_command,
              "w --gpus {gpus} --checkpoint c.ckpt --resume {resume}");
     r->cat = fixture_catalogue();
     SchedConfig cfg;
     sched_config_default(&cfg);
-    cfg.nodes = 2;
-    cfg.gpus_per_node = 4;
+    cfg.nodes = n_nodes;
+    cfg.gpus_per_node = gpus;
     cfg.policy = "doubling";
     r->s = sched_new(&cfg, r->cat, &e);
     cr_assert_not_null(r->s, "%s", e.msg);
@@ -470,7 +503,7 @@ static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s
     r->text[0] = 0;
     r->log = (FixtureLog){.text = r->text, .cap = sizeof r->text};
     SchedLiveOptions o = {.time_scale = 1000,
-                          .backend = &LIMITED_WATCHED,
+                          .backend = backend,
                           .tick_s = 0.01,
                           .log = fixture_log_line,
                           .userdata = &r->log,
@@ -480,9 +513,33 @@ static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s
     cr_assert_not_null(r->l, "%s", e.msg);
 }
 
-static void open_two_by_four(LiveRig *r)
+/* On two nodes of 4 GPUs, watched (standin_node). */
+static void open_two_by_four_with(LiveRig *r, double retry_s, double retry_max_s)
 {
-    open_two_by_four_with(r, 0, 0);
+    open_rig(r, standin_cluster(4, 4), 2, 4, &LIMITED_WATCHED, retry_s, retry_max_s);
+}
+
+/* Other users' jobs now hold held0 GPUs of m0 and held1 of m1 (the backend's next look). */
+static void others_hold(int held0, int held1)
+{
+    standin_node[0].held_gpus = held0;
+    standin_node[1].held_gpus = held1;
+    standin_looks++;
+}
+
+/* The two-by-four rig under MaxNodes=1 (max_nodes), others holding held0 and held1 GPUs of m0
+ * and m1 from the backend's first look, its clock started; retry_s, retry_max_s as in
+ * open_two_by_four_with. */
+static void open_node_limited(LiveRig *r, int held0, int held1, double retry_s, double retry_max_s)
+{
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 1;
+    memset(standin_node, 0, sizeof standin_node);
+    standin_node[0].held_gpus = held0;
+    standin_node[1].held_gpus = held1;
+    standin_looks = 1;
+    open_two_by_four_with(r, retry_s, retry_max_s);
+    now_ms = clock_now_ms();
 }
 
 /* Regression: a node limit's ceiling was a GPU count only, so a placement the model made
@@ -494,14 +551,8 @@ static void open_two_by_four(LiveRig *r)
 Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_others_gpus)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_looks = 1;
-    open_two_by_four(&r);
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 0, 0, 0, 0);
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
                              "specification invalid): its ceiling is now 4 GPUs (what 1 node "
                              "holds: the limit counts nodes)"),
@@ -511,8 +562,7 @@ Test(schedlive_ceiling, a_node_ceiling_keeps_the_job_on_that_many_nodes_around_o
     cr_assert_eq(info.ceiling_nodes, 1, "%s", r.text);
     int refused_at = starts;
     run_steps(&r, 30);
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 1; /* other users' jobs */
-    standin_looks++;
+    others_hold(1, 1);
     run_steps(&r, 150);
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
@@ -543,19 +593,16 @@ Test(schedlive_ceiling, a_run_above_a_lifted_ceiling_resets_the_back_off)
                                           .ceiling_retry_s = 1,
                                           .ceiling_retry_max_s = 4});
     now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "which no decision goes past for 2 s"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "which no decision goes past for 2 s", 600);
     cr_assert(strstr(r.text, "which no decision goes past for 2 s"), "doubled: %s", r.text);
     too_big = 0; /* the operator raises the limit */
-    for (int i = 0; i < 600 && !strstr(r.text, "(4 GPUs) resumed at step"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "(4 GPUs) resumed at step", 600);
     cr_assert(strstr(r.text, "(4 GPUs) resumed at step"), "runs at 4: %s", r.text);
     too_big = 2; /* lowered again; the run at 4 dies, and its restart at 4 is refused */
     size_t said = strlen(r.text);
     snprintf(((StandinRun *)last_run)->status, sizeof((StandinRun *)last_run)->status,
              "exited 1");
-    for (int i = 0; i < 200 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 200);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
                                      "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no "
                                      "decision goes past for 1 s"),
@@ -580,8 +627,7 @@ Test(schedlive_ceiling, a_waiting_jobs_ceiling_shows_its_time_left_then_its_lift
                                           .ceiling_retry_s = 30,
                                           .ceiling_retry_max_s = 30});
     now_ms = clock_now_ms();
-    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 100);
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
     char said[96];
@@ -614,8 +660,7 @@ Test(schedlive_ceiling, a_node_limit_refusal_on_one_node_is_taken_for_a_limit_on
     plan(0, 1, LIVERUN_REFUSED_TOO_MANY_NODES);
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     now_ms = clock_now_ms();
-    for (int i = 0; i < 100 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, 0, "its ceiling is now", 100);
     cr_assert_eq(asked[0], 2, "%s", r.text);
     cr_assert_eq(asked_nodes[0], 1, "the case this test is about: %s", r.text);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 2 GPUs (sbatch: Node count "
@@ -647,21 +692,14 @@ Test(schedlive_ceiling, a_node_limit_refusal_on_one_node_is_taken_for_a_limit_on
 Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_the_back_off)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_looks = 1;
-    open_two_by_four_with(&r, 1, 4);
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 0, 0, 1, 4);
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
                              "nodes), which no decision goes past for 1 s"),
               "%s", r.text);
     /* the operator raises the limit; other users' jobs take 2 GPUs of each node */
     max_nodes = 2;
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 2;
-    standin_looks++;
+    others_hold(2, 2);
     size_t said = strlen(r.text);
     int ran_wide = 0;
     for (int i = 0; i < 1000 && !ran_wide; i++) {
@@ -673,11 +711,9 @@ Test(schedlive_ceiling, a_run_on_more_nodes_than_a_lifted_node_ceiling_resets_th
     cr_assert(ran_wide, "runs at 4 GPUs over both nodes: %s", r.text + said);
     run_steps(&r, 10);
     max_nodes = 1; /* lowered again */
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 0;
-    standin_looks++;
+    others_hold(0, 0);
     said = strlen(r.text);
-    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 1000);
     cr_assert(strstr(r.text + said, "(sbatch: Node count specification invalid): its ceiling is "
                                     "now 4 GPUs (what 1 node holds: the limit counts nodes), "
                                     "which no decision goes past for 1 s"),
@@ -697,14 +733,7 @@ Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
     plan(0, 0, LIVERUN_REFUSED_ONCE);
     liverig_open(&r, standin_two_by_two(), &LIMITED_PREEMPTED, 1000);
     now_ms = clock_now_ms();
-    SchedLiveJob j;
-    int seen_at_4 = 0;
-    for (int i = 0; i < 600 && seen_at_4 < 5; i++) {
-        run_steps(&r, 1);
-        schedlive_job(r.l, 0, &j);
-        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
-    }
-    cr_assert_eq(seen_at_4, 5, "runs at 4 GPUs: %s", r.text);
+    cr_assert(step_until_running_at(&r, 4, 600), "runs at 4 GPUs: %s", r.text);
     LimitRun *taken = last_run;
     snprintf(taken->how, sizeof taken->how, "preempted by the test");
     run_steps(&r, 2);
@@ -713,8 +742,7 @@ Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
     limited_kind = LIVERUN_REFUSED_LIMIT;
     snprintf(taken->head.status, sizeof taken->head.status, "requeued (its copy cancelled)");
     size_t said = strlen(r.text);
-    for (int i = 0; i < 600 && !strstr(r.text + said, "could not start"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "could not start", 600);
     cr_assert(strstr(r.text + said, "j0: could not start on m0: sbatch: Job violates "
                                      "accounting/QOS policy: at 4 GPUs, a size it ran at, the "
                                      "words are taken for a limit on how many jobs"),
@@ -733,39 +761,21 @@ Test(schedlive_ceiling, a_preempted_run_still_counts_as_the_size_the_job_ran_at)
 Test(schedlive_ceiling, more_gpus_on_no_more_nodes_than_a_node_ceiling_keep_the_back_off)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_node[0].held_gpus = standin_node[1].held_gpus = 1;
-    standin_looks = 1;
-    open_two_by_four_with(&r, 1, 4);
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 1, 1, 1, 4);
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
                              "specification invalid): its ceiling is now 3 GPUs (what 1 node "
                              "holds: the limit counts nodes), which no decision goes past for 1 s"),
               "%s", r.text);
     /* node 0 free, node 1 all others': the grow after the lift is 4 on node 0 */
-    standin_node[0].held_gpus = 0;
-    standin_node[1].held_gpus = 4;
-    standin_looks++;
+    others_hold(0, 4);
     size_t said = strlen(r.text);
-    SchedLiveJob j;
-    int seen_at_4 = 0;
-    for (int i = 0; i < 1000 && seen_at_4 < 5; i++) {
-        run_steps(&r, 1);
-        schedlive_job(r.l, 0, &j);
-        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
-    }
-    cr_assert(seen_at_4 == 5 && strstr(r.text + said, "is lifted") &&
+    cr_assert(step_until_running_at(&r, 4, 1000) && strstr(r.text + said, "is lifted") &&
                   strstr(r.text + said, "(GPUs m0:0+1+2+3)"),
               "runs at 4 GPUs on one node after the lift: %s", r.text + said);
     cr_assert_null(strstr(r.text + said, "its ceiling is now"), "%s", r.text + said);
-    standin_node[1].held_gpus = 0;
-    standin_looks++;
-    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    others_hold(0, 0);
+    step_until_said(&r, said, "its ceiling is now", 1000);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
                                     "specification invalid): its ceiling is now 4 GPUs (what 1 "
                                     "node holds: the limit counts nodes), which no decision goes "
@@ -784,25 +794,17 @@ Test(schedlive_ceiling, more_gpus_on_no_more_nodes_than_a_node_ceiling_keep_the_
 Test(schedlive_ceiling, a_gpu_refusal_while_a_node_ceiling_holds_keeps_the_node_rule)
 {
     static LiveRig r;
-    plan(0, 0, LIVERUN_REFUSED_ONCE);
-    max_nodes = 1;
-    memset(standin_node, 0, sizeof standin_node);
-    standin_looks = 1;
-    open_two_by_four_with(&r, 0.1, 0.4); /* the job is done some 2,000 s in */
-    now_ms = clock_now_ms();
-    for (int i = 0; i < 600 && !strstr(r.text, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    open_node_limited(&r, 0, 0, 0.1, 0.4); /* the job is done some 2,000 s in */
+    step_until_said(&r, 0, "its ceiling is now", 600);
     cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
                              "nodes), which no decision goes past for 0.1 s"),
               "%s", r.text);
     limited = 1; /* the next start, at 4 on one node, meets a limit on GPUs */
     limited_kind = LIVERUN_REFUSED_TOO_BIG;
     /* node 1 all others' until the job has run at 4 on node 0 after the lift */
-    standin_node[1].held_gpus = 4;
-    standin_looks++;
+    others_hold(0, 4);
     size_t said = strlen(r.text);
-    for (int i = 0; i < 600 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 600);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: Job violates "
                                     "accounting/QOS policy): its ceiling is now 3 GPUs, which no "
                                     "decision goes past for 0.2 s"),
@@ -811,25 +813,186 @@ Test(schedlive_ceiling, a_gpu_refusal_while_a_node_ceiling_holds_keeps_the_node_
     sched_job_info(r.s, 0, &info);
     cr_assert_eq(info.ceiling_nodes, 1, "the model keeps the node ceiling: %s", r.text);
     said = strlen(r.text);
-    SchedLiveJob j;
-    int seen_at_4 = 0;
-    for (int i = 0; i < 1000 && seen_at_4 < 5; i++) {
-        run_steps(&r, 1);
-        schedlive_job(r.l, 0, &j);
-        seen_at_4 = j.running && j.gpus == 4 && j.step > 0 ? seen_at_4 + 1 : 0;
-    }
-    cr_assert(seen_at_4 == 5 && strstr(r.text + said, "is lifted") &&
+    cr_assert(step_until_running_at(&r, 4, 1000) && strstr(r.text + said, "is lifted") &&
                   strstr(r.text + said, "(GPUs m0:0+1+2+3)"),
               "runs at 4 GPUs on one node after the lift: %s", r.text + said);
-    standin_node[1].held_gpus = 0;
-    standin_looks++;
+    others_hold(0, 0);
     said = strlen(r.text);
-    for (int i = 0; i < 1000 && !strstr(r.text + said, "its ceiling is now"); i++)
-        run_steps(&r, 1);
+    step_until_said(&r, said, "its ceiling is now", 1000);
     cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
                                     "specification invalid): its ceiling is now 4 GPUs (what 1 "
                                     "node holds: the limit counts nodes), which no decision goes "
                                     "past for 0.4 s"),
               "the back-off doubled on: %s", r.text + said);
+    liverig_close(&r);
+}
+
+/* The guard on a restart after a refusal (too_big's want_within): the model may hold the job
+ * within both ceilings with no fall back while the driver still wants the refused placement,
+ * here when the model let the job go (its stop not yet enacted) as the refusal of its grow to
+ * 4 GPUs (2+2) is read. Its fit alone would restart it at once at what it wants: the refused
+ * 4 GPUs, refused again. It waits for a decision within its ceiling (3) instead. */
+Test(schedlive_ceiling, a_refused_placement_still_wanted_is_never_submitted_again)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    evict_at_refusal = r.s;
+    now_ms = clock_now_ms();
+    step_until_said(&r, 0, "its ceiling is now", 300);
+    cr_assert_null(evict_at_refusal, "the case this test is about: %s", r.text);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
+                             "QOSMaxGRESPerJob): its ceiling is now 3 GPUs"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.gpus, 0, "the model holds it within its ceiling: %s", r.text);
+    /* the start after the refused one may come in the very step that read the refusal */
+    int refused_at = 0;
+    while (refused_at < starts && asked[refused_at] != 4)
+        refused_at++;
+    cr_assert_lt(refused_at++, starts, "the grow to 4: %s", r.text);
+    run_steps(&r, 150);
+    cr_assert_gt(starts, refused_at, "started again within its ceiling: %s", r.text);
+    for (int i = refused_at; i < starts && i < 64; i++)
+        cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs on %d nodes, over its ceiling: %s",
+                      i, asked[i], asked_nodes[i], r.text);
+    const char *first = strstr(r.text, "the cluster refused it");
+    cr_assert_null(strstr(first + 1, "the cluster refused it"), "refused again: %s", r.text);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_not(j.failed, "%s", r.text);
+    cr_assert_gt(j.step, 3, "the job trains on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* The driver's copy of the held node cap (ceiling_node_cap) starts afresh when the ceiling
+ * lifts, as the model's node ceiling does: on two 4-GPU nodes under MaxNodes=1 the grow to 8
+ * is refused (4 on 1 node, 0.1 s); the operator swaps the limit for one on GPUs (6), and
+ * after the lift the grow to 8 is refused for its GPUs (7, no node cap, 0.2 s). Others then
+ * hold 2 GPUs of each node: past that lift the job runs at 4 as 2+2, which says nothing of a
+ * limit on GPUs, and its grow to 8 once they leave holds the doubled 0.4 s. A cap kept from
+ * the first refusal would read the run on two nodes as past a raised limit on nodes and
+ * start the back-off afresh (0.1 s). */
+Test(schedlive_ceiling, a_lifted_ceiling_leaves_no_node_cap_to_a_later_refusal_on_gpus)
+{
+    static LiveRig r;
+    open_node_limited(&r, 0, 0, 0.1, 0.4); /* the job is done some 2,000 s in */
+    step_until_said(&r, 0, "its ceiling is now", 600);
+    cr_assert(strstr(r.text, "its ceiling is now 4 GPUs (what 1 node holds: the limit counts "
+                             "nodes), which no decision goes past for 0.1 s"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "%s", r.text);
+    max_nodes = 0; /* the operator's limit is on GPUs now */
+    too_big = 6;
+    size_t said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 1000);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: error: "
+                                    "QOSMaxGRESPerJob): its ceiling is now 7 GPUs, which no "
+                                    "decision goes past for 0.2 s"),
+              "%s", r.text + said);
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 0, "the lift cleared the model's node cap: %s", r.text);
+    others_hold(2, 2); /* before the lift: the job cannot grow past it */
+    said = strlen(r.text);
+    step_until_said(&r, said, "is lifted", 1000);
+    cr_assert(strstr(r.text + said, "j0: its ceiling of 7 GPUs is lifted"), "%s", r.text + said);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    sched_job_info(r.s, 0, &info);
+    cr_assert(j.running && j.gpus == 4 && j.step > 0 && info.nodes == 2,
+              "runs at 4 GPUs over both nodes: %s", r.text + said);
+    others_hold(0, 0);
+    said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 1000);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: error: "
+                                    "QOSMaxGRESPerJob): its ceiling is now 7 GPUs, which no "
+                                    "decision goes past for 0.4 s"),
+              "the back-off doubled on: %s", r.text);
+    liverig_close(&r);
+}
+
+/* Machines m0..m3 (127.0.0.1) of 2 GPUs each. */
+static Cluster *four_by_two(void)
+{
+    Cluster *c = cluster_new("t");
+    DeviceSpec d[2];
+    memset(d, 0, sizeof d);
+    for (int i = 0; i < 2; i++) {
+        snprintf(d[i].id, sizeof d[i].id, "gpu%d", i);
+        d[i].kind = DEVICE_GPU;
+    }
+    MachineType t = {.name = "a", .bandwidth_gbps = 10, .devices = d, .n_devices = 2};
+    long type = cluster_add_type(c, &t, NULL);
+    cr_assert_geq(type, 0);
+    for (int m = 0; m < 4; m++) {
+        char name[4] = {'m', (char)('0' + m), 0};
+        cr_assert_eq(cluster_add_machine(c, name, "127.0.0.1", (size_t)type, NULL), 0);
+    }
+    cluster_finish(c);
+    return c;
+}
+
+/* While a ceiling holds the driver keeps the fewest nodes of any refusal, as the model does
+ * (sched_set_node_ceiling), and its back-off's reset reads them: on four 2-GPU nodes under
+ * MaxNodes=3 the grow to 8 (four nodes) is refused (6 on 3 nodes, 0.2 s); the limit lowered
+ * to 1 node meanwhile, the fall back's start at 4 on two nodes is refused too (2 on 1 node,
+ * 0.4 s). Once the limit is back at 3 and the ceiling lifted, the job runs at 4 on two nodes
+ * (pinned), past the held cap of 1: the limit was raised, and the next refusal of its grow to
+ * 8 holds the first back-off (0.2 s). A cap left at the first refusal's 3 would read the run on two
+ * nodes as within it and double on (0.8 s). */
+Test(schedlive_ceiling, the_held_node_cap_is_the_fewest_nodes_of_any_refusal_while_it_holds)
+{
+    static LiveRig r;
+    plan(0, 0, LIVERUN_REFUSED_ONCE);
+    max_nodes = 3;
+    open_rig(&r, four_by_two(), 4, 2, &LIMITED, 0.2, 0.8);
+    now_ms = clock_now_ms();
+    step_until_said(&r, 0, "its ceiling is now", 600);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                             "specification invalid): its ceiling is now 6 GPUs (what 3 nodes "
+                             "hold: the limit counts nodes), which no decision goes past for "
+                             "0.2 s"),
+              "%s", r.text);
+    SchedJobInfo info;
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 3, "%s", r.text);
+    max_nodes = 1;
+    size_t said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 200);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
+                                    "specification invalid): its ceiling is now 2 GPUs (what 1 "
+                                    "node holds: the limit counts nodes), which no decision goes "
+                                    "past for 0.4 s"),
+              "%s", r.text + said);
+    cr_assert_null(strstr(r.text + said, "is lifted"), "while the first holds: %s", r.text);
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.ceiling_nodes, 1, "the fewest: %s", r.text);
+    int capped_from = starts;
+    /* doubling would jump from 2 to 8 (4 on two nodes is a dip): the operator's pins give it
+     * its run at 4 on two nodes after the lift */
+    Error e;
+    cr_assert_eq(sched_pin(r.s, 0, 2, &e), 0, "%s", e.msg);
+    max_nodes = 3; /* raised again */
+    said = strlen(r.text);
+    step_until_said(&r, said, "is lifted", 1000);
+    cr_assert_gt(starts, capped_from, "%s", r.text + said);
+    for (int i = capped_from; i < starts && i < 64; i++)
+        cr_assert_eq(asked_nodes[i], 1, "start %d asked for %d GPUs on %d nodes under cap 1: %s", i,
+                     asked[i], asked_nodes[i], r.text);
+    cr_assert_eq(sched_pin(r.s, 0, 4, &e), 0, "%s", e.msg);
+    cr_assert(step_until_running_at(&r, 4, 600), "%s", r.text + said);
+    sched_job_info(r.s, 0, &info);
+    cr_assert_eq(info.nodes, 2, "at 4 on two nodes: %s", r.text + said);
+    cr_assert_eq(sched_pin(r.s, 0, 0, &e), 0, "%s", e.msg);
+    said = strlen(r.text);
+    step_until_said(&r, said, "its ceiling is now", 1000);
+    cr_assert(strstr(r.text + said, "j0: the cluster refused it at 8 GPUs (sbatch: Node count "
+                                    "specification invalid): its ceiling is now 6 GPUs (what 3 "
+                                    "nodes hold: the limit counts nodes), which no decision goes "
+                                    "past for 0.2 s"),
+              "the first back-off again: %s", r.text);
     liverig_close(&r);
 }
