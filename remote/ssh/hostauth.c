@@ -152,6 +152,8 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
         h->dirty = 1;
         return;
     }
+    /* An error (the connection lost mid-login) is no refusal: the back-off holds for it. */
+    h->refused = rc != SSH_AUTH_ERROR;
     h->keep = 0;
     /* A key file that cannot be read is skipped by libssh (the agent may still log in):
      * when nothing did, the file the inventory named is the likely cause. */

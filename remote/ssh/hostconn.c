@@ -207,9 +207,11 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->started_ms = now_ms;
     h->deadline_ms = now_ms + (int64_t)(h->conf.connect_timeout_s * 1000);
     h->retry_at_ms = 0;
+    h->refused = 0;
     h->attempts++;
     Error err;
     if (session_configure(p, h, &err) < 0) {
+        h->refused = 1;
         h->keep = 0; /* the same files are refused again */
         host_down(p, h, now_ms, "%s", err.msg);
         return;
@@ -217,6 +219,7 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     host_check_default_identities(h);
     unsigned open_mode = identity_too_open(h->conf.identity);
     if (open_mode) {
+        h->refused = 1;
         h->keep = 0;
         host_down(p, h, now_ms,
                   "the identity %s (the inventory's ssh.identity) may be read by others "
@@ -225,6 +228,7 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
         return;
     }
     if (h->proxy[0]) {
+        h->refused = 1;
         h->keep = 0; /* the same config refuses it again */
         host_down(p, h, now_ms,
                   "the ssh configuration gives %s a ProxyCommand or ProxyJump (%s): tunedeck "
@@ -410,6 +414,7 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
     SshNegotiated used = {ssh_get_kex_algo(h->s), ssh_get_cipher_in(h->s), ssh_get_cipher_out(h->s),
                           ssh_get_hmac_in(h->s), ssh_get_hmac_out(h->s)};
     if (sshalgos_check_negotiated(&used, &err) < 0) {
+        h->refused = 1;
         h->keep = 0; /* the same would be agreed again */
         host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port, err.msg);
         return;

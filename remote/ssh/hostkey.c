@@ -157,6 +157,7 @@ void host_check_key(HostPool *p, Host *h, int64_t now_ms)
     ssh_string_free_char(b64);
     if (revoked != 0) {
         h->key = revoked > 0 ? HOSTKEY_REVOKED : HOSTKEY_ERROR;
+        h->refused = 1;
         h->keep = 0; /* refused again until a file is fixed */
         if (revoked > 0)
             host_down(p, h, now_ms, "host key for %s (%s) %s: refused", h->target,
@@ -204,6 +205,7 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
     case SSH_KNOWN_HOSTS_OTHER:
         h->key = HOSTKEY_CHANGED;
         h->offered_fp[0] = 0;
+        h->refused = 1;
         h->keep = 0; /* never retried: it would be refused again */
         host_down(p, h, now_ms,
                   "host key for %s changed (now %s): refused; if the change is expected, "
@@ -224,6 +226,7 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
             return;
         }
         h->key = HOSTKEY_UNKNOWN;
+        h->refused = 1;
         h->keep = 0;
         if (accepted[0]) {
             /* The key shown is not the key offered now: the operator saw another one. */

@@ -262,15 +262,18 @@ void hostpool_connect(HostPool *p, size_t i, int keep)
     }
 }
 
-/* Work for a host is not an operator's ask to try again: a trial after a trial that failed on a
- * down host would otherwise start an attempt each time, and the back-off would never hold.
- * A down host's exec waits for its next planned attempt (host_timers starts it). */
+/* Work for a host is not an operator's ask to try again: a trial after a trial that failed on an
+ * unreachable host would otherwise start an attempt each time, and the back-off would never
+ * hold. Its exec waits for the next planned attempt (host_timers starts it). A refused host
+ * (key, login, configuration) is tried at once: the pool never retries it by itself, so the
+ * exec would wait out the back-off only to fail with the same words, while a known_hosts or
+ * config fixed meanwhile is read by this attempt. */
 void host_wanted(HostPool *p, Host *h, int64_t now_ms)
 {
     if (h->state == HOST_IDLE) {
         h->attempt = 0;
         host_start_attempt(p, h, now_ms);
-    } else if (h->state == HOST_DOWN && now_ms >= h->retry_at_ms) {
+    } else if (h->state == HOST_DOWN && (h->refused || now_ms >= h->retry_at_ms)) {
         host_start_attempt(p, h, now_ms);
     }
 }

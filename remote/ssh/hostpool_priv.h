@@ -23,6 +23,10 @@ typedef struct {
     char fingerprint[128];
     char last_error[512]; /* a host-key refusal names a file, a fingerprint, the fix */
     int keep, attempt, attempts, connects, drops, dirty; /* attempts: started, all told */
+    /* The last attempt was refused (host key, login, configuration): the pool never retries
+     * it by itself (keep is cleared), and an exec tries it at once (host_wanted), since
+     * waiting changes nothing and a fixed file is read by the next attempt anyway. */
+    int refused;
     int fd;
     int handshake_view_fd; /* the known_hosts view libssh reads during the handshake, or -1 */
     ssh_session s;
@@ -76,8 +80,9 @@ void host_teardown(Host *h);
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
 /* Down, and tried again at retry_at_ms: it is kept, or an exec waits for it. */
 int host_retry_planned(const Host *h);
-/* hostpool.c: an exec wants the host. An idle one connects now; a down one at its next
- * planned attempt, never before (the back-off holds); hostpool_connect is the ask to try now. */
+/* hostpool.c: an exec wants the host. An idle one connects now; a refused one too (one
+ * attempt, the exec's); an unreachable one at its next planned attempt, never before (the
+ * back-off holds); hostpool_connect is the ask to try now. */
 void host_wanted(HostPool *p, Host *h, int64_t now_ms);
 int host_fd(const Host *h); /* the socket to poll now, or -1 */
 /* The ssh configuration files libssh will read (named, already expanded as libssh expands

@@ -57,6 +57,13 @@ grep -v "127.0.0.11" "$T/known_hosts.all" > "$T/h/known_hosts"
 "$rexec" --cluster "$T/inv.json" --only h1 -- true > "$T/k1" 2>&1
 check "an unknown host key is refused, with its SHA256 fingerprint" \
     sh -c "grep -q 'h1 ssh-failed: .*unknown host key .*SHA256:' '$T/k1'"
+# A host refused for its key is not retried by the pool on its own: each round's exec tries it
+# once, at once, and fails with the key's words. Regression: each round waited out the host's
+# back-off first (half fixed: 0.25 s, doubling, then 15 s; 30 s at least before the 8th
+# round), so the timeout below, a guard the fixed code is far inside, cut it short.
+timeout 20 "$rexec" --cluster "$T/inv.json" --only h1 --repeat 8 -- true > "$T/k1r" 2>&1
+check "each exec on a key-refused host fails with the key's words, not after the back-off" \
+    sh -c "[ \$(grep -c 'h1 ssh-failed: .*unknown host key .*SHA256:' '$T/k1r') -eq 8 ]"
 fp=$(sed -n 's/.*(\(SHA256:[^)]*\)).*/\1/p' "$T/k1")
 # Whether known_hosts lists h1 is asked of ssh-keygen -F: the key may be written hashed (the
 # machine's /etc/ssh/ssh_config may say HashKnownHosts yes, as Debian's does).

@@ -244,3 +244,44 @@ Test(hostpool_backoff, an_urgent_exec_fails_at_once_when_its_attempt_is_refused_
     hostpool_free(p);
     unlink(key);
 }
+
+/* A host refused for its configuration, key or login is never retried by the pool, so a
+ * trial's plain exec on it tries it at once (one attempt) and fails with the host's words,
+ * where an unreachable host's exec waits for the back-off (tests above). Regression: the trial
+ * waited out the back-off (up to 30 s) only to fail with the same refusal. */
+Test(hostpool_backoff, a_plain_exec_on_a_refused_host_tries_it_at_once_and_fails_with_its_error,
+     .timeout = TEST_TIMEOUT_S)
+{
+    char key[] = "/tmp/tunedeck-backoff-key.XXXXXX";
+    int fd = mkstemp(key);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "not a key\n", 10), 10);
+    close(fd);
+    cr_assert_eq(chmod(key, 0644), 0);
+    HostPool *p = pool_of_one_with(60, 60, key);
+    RemoteExec *first = exec_true(p); /* idle: tried at once, refused at once */
+    cr_assert(rexec_done(first), "%s", hostpool_state_name(info(p).state));
+    rexec_free(first);
+    cr_assert_eq(info(p).attempts, 1);
+
+    RemoteExec *x = exec_true(p);
+    HostInfo hi = info(p);
+    cr_assert_eq(hi.attempts, 2, "the exec waits for the back-off instead of trying (%s)",
+                 hostpool_state_name(hi.state));
+    cr_assert(rexec_done(x), "the exec waits (%s)", hostpool_state_name(hi.state));
+    cr_assert_eq(rexec_outcome(x), EXEC_SSH_FAILED);
+    cr_assert(strstr(rexec_error(x), "ssh to u failed") && strstr(rexec_error(x), "chmod 600"),
+              "%s", rexec_error(x));
+    rexec_free(x);
+
+    /* Fixed meanwhile: the next exec's attempt reads the file again and gets past it. */
+    cr_assert_eq(chmod(key, 0600), 0);
+    x = exec_true(p);
+    run_until_done(p, x, clock_now_ms() + 10000);
+    cr_assert_eq(info(p).attempts, 3);
+    cr_assert_eq(rexec_outcome(x), EXEC_SSH_FAILED);
+    cr_assert(!strstr(rexec_error(x), "chmod 600"), "%s", rexec_error(x));
+    rexec_free(x);
+    hostpool_free(p);
+    unlink(key);
+}
