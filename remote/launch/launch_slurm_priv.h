@@ -1,0 +1,16 @@
+/* What the slurm launcher's two files share: launch_slurm.c (the run: srun's lines read
+ * back, the steps cancelled) and launch_slurm_cmd.c (the srun and scancel command text). */
+#ifndef TUNEDECK_LAUNCH_SLURM_PRIV_H
+#define TUNEDECK_LAUNCH_SLURM_PRIV_H
+
+#include <stddef.h>
+
+/* What each step's first task writes to stderr before the step id (launch_slurm_cmd.c's
+ * task script); launch_slurm.c reads it back. */
+#define STEP_MARK "tunedeck-step "
+
+/* The step ids as scancel's arguments, in `copy` (a copy of steps that argv points into). */
+size_t launch_slurm_steps_argv(const char *steps, char *copy, size_t copy_cap,
+                               const char **argv, size_t cap);
+
+#endif
