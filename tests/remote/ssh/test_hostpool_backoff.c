@@ -211,6 +211,22 @@ Test(hostpool_backoff, an_urgent_exec_tries_a_down_host_at_once, .timeout = TEST
     hostpool_free(p);
 }
 
+/* A pool of one host whose identity (written to key, a mkstemp template) others may read,
+ * after its first exec: tried at once while idle, refused before any connection. */
+static HostPool *pool_refused_once(char *key)
+{
+    int fd = mkstemp(key);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "not a key\n", 10), 10);
+    close(fd);
+    cr_assert_eq(chmod(key, 0644), 0);
+    HostPool *p = pool_of_one_with(60, 60, key);
+    RemoteExec *first = exec_true(p);
+    cr_assert(rexec_done(first), "%s", hostpool_state_name(info(p).state));
+    rexec_free(first);
+    return p;
+}
+
 /* An attempt refused before any connection (here: an identity others may read) leaves the host
  * down at once: the urgent exec fails then, with the host's error, instead of waiting for the
  * back-off's next attempt up to its caller's time limit. Regression: the orphan stop connected
@@ -219,15 +235,7 @@ Test(hostpool_backoff, an_urgent_exec_fails_at_once_when_its_attempt_is_refused_
      .timeout = TEST_TIMEOUT_S)
 {
     char key[] = "/tmp/tunedeck-backoff-key.XXXXXX";
-    int fd = mkstemp(key);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, "not a key\n", 10), 10);
-    close(fd);
-    cr_assert_eq(chmod(key, 0644), 0);
-    HostPool *p = pool_of_one_with(60, 60, key);
-    RemoteExec *first = exec_true(p); /* idle: tried at once, refused at once */
-    cr_assert(rexec_done(first), "%s", hostpool_state_name(info(p).state));
-    rexec_free(first);
+    HostPool *p = pool_refused_once(key);
 
     Error e;
     RemoteExec *x = hostpool_exec_now(p, 0, "true", NULL, 0, NULL, &e);
@@ -253,15 +261,7 @@ Test(hostpool_backoff, a_plain_exec_on_a_refused_host_tries_it_at_once_and_fails
      .timeout = TEST_TIMEOUT_S)
 {
     char key[] = "/tmp/tunedeck-backoff-key.XXXXXX";
-    int fd = mkstemp(key);
-    cr_assert_geq(fd, 0);
-    cr_assert_eq(write(fd, "not a key\n", 10), 10);
-    close(fd);
-    cr_assert_eq(chmod(key, 0644), 0);
-    HostPool *p = pool_of_one_with(60, 60, key);
-    RemoteExec *first = exec_true(p); /* idle: tried at once, refused at once */
-    cr_assert(rexec_done(first), "%s", hostpool_state_name(info(p).state));
-    rexec_free(first);
+    HostPool *p = pool_refused_once(key);
     cr_assert_eq(info(p).attempts, 1);
 
     RemoteExec *x = exec_true(p);
