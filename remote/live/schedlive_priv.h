@@ -1,6 +1,6 @@
 /* Internal: the live driver's job records and state, shared by remote/live/schedlive.c (the
- * driver: model time, runs served, progress and the loss curve, run ends) and
- * schedlive_enact.c (decisions turned into runs). Not a public API. */
+ * driver: model time, runs served, run ends), schedlive_progress.c (a run's progress lines and
+ * the loss curve) and schedlive_enact.c (decisions turned into runs). Not a public API. */
 #ifndef TUNEDECK_SCHEDLIVE_PRIV_H
 #define TUNEDECK_SCHEDLIVE_PRIV_H
 
@@ -121,6 +121,13 @@ const char *schedlive_at_step(char *buf, size_t size, long step);
  * none, whatever the job's step from its runs before). Returns buf. */
 const char *schedlive_ended(char *buf, size_t size, long step, const char *status);
 void schedlive_free_want(LiveJob *j);
+
+/* schedlive_progress.c: the lines the job's current run (j->run, not NULL) printed since the
+ * last call (LiveRunOps.progress): its first said once (a resume checked against the
+ * checkpoint's step), the job's step, loss, speed and epoch, and the model's progress told
+ * from them (loss_progress: each line a point of the job's loss curve; real_progress: its
+ * epoch), not while the run is being stopped for good (stopping_all). */
+void schedlive_take_progress(SchedLive *l, LiveJob *j);
 
 /* schedlive_enact.c: a decision becomes what the job wants (and the stop of its current
  * run); a start runs at what it wants; a stopping job whose run holds a node j wants, or
