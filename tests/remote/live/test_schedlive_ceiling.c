@@ -482,9 +482,10 @@ Test(schedlive_ceiling, no_ceiling_is_lifted_once_the_run_is_stopping)
 
 /* The rig of liverig_open on `c`, n_nodes nodes of `gpus` GPUs (the model's too), its runs
  * through `backend`; a ceiling's back-off retry_s, doubled up to retry_max_s (0: the
- * defaults). */
-static void open_rig(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRunOps *backend,
-                     double retry_s, double retry_max_s)
+ * defaults). With late_s > 0 a second job, j1, arrives at late_s of the model's time: the run
+ * goes on while it is still to come, whatever j0 does. */
+static void open_rig_late(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRunOps *backend,
+                          double retry_s, double retry_max_s, double late_s)
 {
     Error e;
     r->c = c;
@@ -500,6 +501,9 @@ static void open_rig(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRu
     cr_assert_not_null(r->s, "%s", e.msg);
     cr_assert_eq(sched_submit(r->s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
                  e.msg);
+    if (late_s > 0)
+        cr_assert_eq(sched_submit(r->s, &(SchedJobSpec){"j1", "cifar10", late_s, 2, 128}, &e), 0,
+                     "%s", e.msg);
     r->text[0] = 0;
     r->log = (FixtureLog){.text = r->text, .cap = sizeof r->text};
     SchedLiveOptions o = {.time_scale = 1000,
@@ -511,6 +515,12 @@ static void open_rig(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRu
                           .ceiling_retry_max_s = retry_max_s};
     r->l = schedlive_new(r->s, r->c, NULL, &o, &e);
     cr_assert_not_null(r->l, "%s", e.msg);
+}
+
+static void open_rig(LiveRig *r, Cluster *c, int n_nodes, int gpus, const LiveRunOps *backend,
+                     double retry_s, double retry_max_s)
+{
+    open_rig_late(r, c, n_nodes, gpus, backend, retry_s, retry_max_s, 0);
 }
 
 /* On two nodes of 4 GPUs, watched (standin_node). */
@@ -994,5 +1004,43 @@ Test(schedlive_ceiling, the_held_node_cap_is_the_fewest_nodes_of_any_refusal_whi
                                     "nodes hold: the limit counts nodes), which no decision goes "
                                     "past for 0.2 s"),
               "the first back-off again: %s", r.text);
+    liverig_close(&r);
+}
+
+/* Regression: a job whose run ended by itself (exit 0 unasked) while a ceiling held had the
+ * driver's lift forgotten (ceiling_until_ms cleared) but not the model's ceiling, which then
+ * held for good: the job is still the model's, placed, and a later decision starts it again
+ * (schedlive_start_run), capped under a limit the operator may have raised long since, its
+ * ceiling shown with no time left. Its ceiling is lifted when due, as any running job's. j1,
+ * still to arrive, keeps the run going once j0 has ended. */
+Test(schedlive_ceiling, a_job_that_ended_by_itself_under_a_ceiling_has_it_lifted_when_due)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    open_rig_late(&r, standin_two_by_two(), 2, 2, &LIMITED, 0.5, 1, 1e6);
+    now_ms = clock_now_ms();
+    step_until_said(&r, 0, "its ceiling is now", 300);
+    cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
+                             "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no decision "
+                             "goes past for 0.5 s"),
+              "%s", r.text);
+    cr_assert(step_until_running_at(&r, 2, 20), "back at 2 GPUs while it holds: %s", r.text);
+    too_big = 0; /* the operator raises the limit */
+    size_t said = strlen(r.text);
+    StandinRun *run = last_run;
+    snprintf(run->status, sizeof run->status, "exited 0"); /* its script is done */
+    step_until_said(&r, said, "j0: ended by itself", 5);
+    cr_assert(strstr(r.text + said, "j0: ended by itself at step"), "%s", r.text + said);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text + said);
+    cr_assert_gt(j.ceiling_left_s, 0, "still held: %s", r.text + said);
+    step_until_said(&r, said, "is lifted", 100); /* 2 s: past the 0.5 s hold */
+    cr_assert(strstr(r.text + said, "j0: its ceiling of 3 GPUs is lifted (0.5 s passed)"), "%s",
+              r.text);
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.ceiling_gpus, 0, "the model's ceiling lifted too: %s", r.text + said);
+    cr_assert(step_until_running_at(&r, 4, 300), "a later start is not held under it: %s",
+              r.text + said);
     liverig_close(&r);
 }
