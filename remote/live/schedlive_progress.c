@@ -65,7 +65,6 @@ static const char *loss_note(char *buf, size_t size, double loss)
 
 void schedlive_take_progress(SchedLive *l, LiveJob *j)
 {
-    char ln[40];
     const JobProgress *p = l->ops->progress(j->run);
     /* Once a run: a diverged job prints a NaN loss every step. */
     if (p->refused && !j->refused_said) {
@@ -76,6 +75,7 @@ void schedlive_take_progress(SchedLive *l, LiveJob *j)
         /* The run's first line, not the latest: one step may bring several (a Slurm
          * job's file read after a late wake-up), and a resume is checked against it. */
         if (j->seen == 0) {
+            char ln[40];
             j->run_first_step = p->first_step;
             if (j->fence_said)
                 schedlive_log(l, "%s: its folder is free again: the run goes on", j->name);
