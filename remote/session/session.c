@@ -338,7 +338,8 @@ static void wait_for_stop(Session *s)
 
 /* A group an earlier trial's dropped connection left on a host is stopped before the next
  * trial runs there: it would hold the trial's ports and devices and skew its timing. On the
- * caller's loop (stops_on_loop) the trial waits ("not yet") while the stop runs in steps. */
+ * caller's loop (stops_on_loop) the trial waits ("not yet") while the stop runs in steps. On
+ * Slurm through a login node, the trial waits while that node is down (login_hold.h). */
 static int before_launch(void *userdata, const Schedule *sched, char *why, size_t cap)
 {
     Session *s = userdata;
@@ -352,8 +353,13 @@ static int before_launch(void *userdata, const Schedule *sched, char *why, size_
     }
     HostPool *pool = s->pool;
     const char *login_host = NULL;
-    if (strcmp(s->launcher, "slurm") == 0 && s->slurm) /* its groups run on the login node */
+    if (strcmp(s->launcher, "slurm") == 0 && s->slurm) { /* its groups run on the login node */
         pool = slurm_ctl_login_pool(s->slurm, &login_host);
+        /* first: a leftover's stop there needs it too */
+        if (login_hold_check(&s->login_hold, pool, login_host, s->spec.on_report,
+                             s->spec.report_userdata))
+            return 1;
+    }
     if (!pool || !s->procs.lost.n)
         return 0;
     TuneStop *st = NULL;

@@ -12,6 +12,7 @@
 #include "core/model/job.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
+#include "remote/session/login_hold.h"
 #include "remote/session/tune_journal.h"
 #include "remote/session/tune_orphans.h"
 #include "remote/slurm/slurm_alloc.h"
@@ -95,6 +96,7 @@ typedef struct {
      * on the login node) and the allocation the trials run in (remote/slurm). */
     SlurmCtl *slurm;
     SlurmAlloc alloc;
+    LoginHold login_hold; /* trials wait while the login node is down */
     /* spec.stops_on_loop: the leftover stop under way (NULL: none), and the verdict of the
      * last one before a trial, kept for the tuner's next before_launch. */
     TuneStop *stop;

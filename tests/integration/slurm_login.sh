@@ -3,9 +3,11 @@
 # (tests/slurm-harness.sh: n1,n2 with gpu:t4:2, n3,n4 with gpu:v100:4; partitions debug and
 # t4) and a loopback sshd as the login node (tests/sshd-harness.sh): 3 trials through the
 # login node's srun, a failing command with its own text, a Ctrl-C mid-trial, two pruned
-# trials (each step's scancel seen on the login node) and a trial past its time limit (60
-# to 90 s: most of this suite's 1.5 min), with no Slurm command reachable here and no step,
-# allocation or process left after each. The inventory, PyTorch ranks and the watch are in
+# trials (each step's scancel seen on the login node), the login node's sshd stopped
+# mid-trial and started again (~20 s: the next trial waits for it, its reconnects backing
+# off, then the session goes on) and a trial past its time limit (60 to 90 s: most of this
+# suite's 2 min), with no Slurm command reachable here and no step, allocation or process
+# left after each. The inventory, PyTorch ranks and the watch are in
 # slurm.sh, trials as srun steps from here in slurm_steps.sh. The trap stops every daemon,
 # job and process it started.
 set -u
@@ -151,6 +153,60 @@ assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdo
 assert not subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True).stdout
 assert not os.path.exists(sys.argv[3])
 PY
+
+# The login node's sshd goes away mid-trial and comes back. The trial under way fails with
+# the dropped connection's words (its srun there runs on to its step's end: nothing of it is
+# left at the end); the next trial waits for the login node instead of failing "unreachable" too, each
+# reconnect said once as it fails, the back-off spacing them (the delays it plans grow); once
+# sshd answers again the session goes on and ends with its budget of measured trials, the
+# one measured before the outage kept. Three refused attempts (~3.5 s) before sshd starts
+# again: with no back-off the four planned delays would all be alike (0.25 to 0.5 s), with it
+# the last is 2 to 4 s.
+echo "the login node's sshd stopped mid-trial, then started again"
+# timeout: a session that would wait for the login node forever ends (TERM), a bound for
+# failure only
+env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state6" timeout 180 "$bin" tune \
+    --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
+    --no-prune --json --trial-cmd "$trial 1 outage-$$x" --budget 4 > "$T/l6.json" 2> "$T/l6.err" &
+TUNE_PID=$!
+wait_until 60 sh -c "grep -qs '\"event\":\"started\",\"trial\":2,' $T/state6/sessions/*.jsonl"
+wait_until 30 pgrep -f "^python3 [^ ]*trial.py 1 outage-$$x" > /dev/null
+before=$(grep -hs '"event":"finished","trial":1,' "$T"/state6/sessions/*.jsonl)
+harness_stop 1
+wait_until 30 sh -c "[ \$(grep -c 'down (retry in' '$T/l6.err') -ge 4 ]"
+harness_start 1 || fail "the login node's sshd did not start again"
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID=""
+check "the login node's outage is said once per failed attempt, each with ssh's words: the dropped connection, then Connection refused; the planned delays grow; the end of it is said" \
+    python3 - "$T/l6.err" "$login" "$H_PORT" <<'PY'
+import re, sys
+err, login, port = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+down = re.findall(r"tunedeck tune: login node %s: down \(retry in ([0-9.]+) s\): ssh to %s "
+                  r"failed: (.*); new trials wait for it\n" % (login, login), err)
+assert len(down) >= 4, err
+assert down[0][1].startswith("connection closed: "), down[0]
+refused = "connect to %s port %s: Connection refused" % (login, port)
+assert all(why == refused for _, why in down[1:]), down
+delays = [float(s) for s, _ in down]
+assert all(b >= a for a, b in zip(delays, delays[1:])), delays
+assert delays[3] >= 3 * delays[0], delays
+assert err.count("login node %s answers again: new trials go on\n" % login) == 1, err
+PY
+check "the session went on once the login node answered again: its budget of trials, each measured but the one the drop cut, the one measured before kept (exit $rc)" \
+    python3 - "$T/l6.json" "$before" "$rc" "$login" <<'PY'
+import json, sys
+r, before, login = json.load(open(sys.argv[1])), json.loads(sys.argv[2]), sys.argv[4]
+assert sys.argv[3] == "0", sys.argv[3]
+t = r["trials"]
+assert len(t) == 4 and [x["status"] for x in t] == ["ok", "unreachable", "ok", "ok"], t
+assert t[1]["reason"].startswith("ssh failed: ssh to %s failed: connection closed" % login), t[1]
+assert all(x["time_s"] > 0.05 for x in t if x["status"] == "ok"), t
+assert before["status"] == "ok" and abs(t[0]["time_s"] - before["time_s"]) < 1e-9, (before, t[0])
+PY
+settle "outage-$$x"
+check "no step, allocation or process is left ($left); no Slurm command ran here" \
+    sh -c "[ $left -eq 0 ] && [ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
 
 # A trial past its time limit through the login node: Slurm's unit is the minute, so a 60 s
 # --trial-timeout is --time=1 on the login node's srun, and slurmctld ends the step 60 to
