@@ -6,21 +6,22 @@
  * of that group, and of every process that carries the part's TUNEDECK_RUN_MARK (a daemon
  * that left the group), over a second channel, so nothing of the trial outlives a stop. A
  * command that ends by itself gets the same stop for what it left running from the shell that
- * wraps it on the host, on the trial's own channel (groupstop.h). */
+ * wraps it on the host, on the trial's own channel (groupstop.h). What a part's own failure
+ * makes of the trial, its status and reason, is launch_ssh_failure.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/clock.h"
 #include "core/model/ranks.h"
-#include "remote/ssh/groupstop.h"
-#include "remote/ssh/hostpool.h"
 #include "remote/launch/launch_ssh_command.h"
-#include "remote/launch/launch_ssh_reason.h"
+#include "remote/launch/launch_ssh_priv.h"
 #include "remote/launch/launcher.h"
 #include "remote/launch/orphans.h"
 #include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
+#include "remote/ssh/groupstop.h"
+#include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 
 /* STRAY_GRACE_MS: how long a command that exited may keep its output open (a stray
@@ -28,61 +29,7 @@
  * KILL_WAIT_MS also bounds such a stop of what a command that ended left running. */
 enum { MAX_LINE = 4 << 20, KILL_WAIT_MS = 5000, STRAY_GRACE_MS = 500 };
 
-typedef struct SshRun SshRun;
-
-typedef struct {
-    SshRun *run; /* its trial's: the killer's lines come with the part */
-    size_t machine, host;
-    RemoteExec *x, *killer;
-    long pgid;
-    int stop_wanted;
-    /* the command ended by itself; killer is the stop of what it left running, given up at
-     * killer_until_ms: asked only where the wrapping shell's own stop did not say it was over
-     * (end_stopped) or a stray still holds the output */
-    int ended_stop;
-    int end_stopped; /* the wrapping shell said GROUPSTOP_ENDED: nothing of the part is left */
-    int64_t killer_until_ms;
-    /* TUNEDECK_RUN_MARK of this part (orphans.h): one per host, so that the stop of a part that
-     * ended (or its orphan stop) never reaches another part's processes on a machine that two
-     * of the schedule's machines share */
-    char mark[GROUPSTOP_MARK_CHARS + 1];
-    char last_stderr[200];
-    int left_noted; /* the wrapping shell's GROUPSTOP_LEFT_NOTE came: later lines are not the
-                       command's */
-    char first_failed[160]; /* the rank fan-out's notice: the rank that failed first here */
-    /* 1 for the first part whose notice came, 2 for the next ...; the part that ended first
-     * without one is stamped as it ends */
-    unsigned failed_seq;
-} Part;
-
-struct SshRun {
-    LaunchConfig cfg;
-    const Schedule *schedule;
-    HostPool *pool;
-    char where[64]; /* cfg.remote_host: named instead of a machine */
-    TrialAccumulator *acc;
-    RankCause *causes; /* what each rank's error events said: which part's failure leads */
-    /* how many parts have failed so far, by a fan-out notice or (the part that ended first
-     * without one) by its end: the last failed_seq given */
-    unsigned failures_seen;
-    Part *parts;
-    PartFailure *failures; /* room for each part's, filled when the reason is written */
-    size_t n;
-    int64_t deadline_ms, stop_deadline_ms;
-    int stopping, cancelled, timed_out;
-    int stop_iter;   /* the iteration at which it asked (launcher_past_stop) */
-    int stop_wanted; /* on_iteration asked for a stop: cancelled at the next step */
-    /* TRIAL_OK until a part goes wrong on its own (not by our stop); then TRIAL_UNREACHABLE
-     * (its ssh failed: failure says so) or TRIAL_FAILED (its command failed: failed_part) */
-    TrialStatus failure_status;
-    const Part *failed_part; /* the first part whose command failed: the reason's ended_first */
-    char failure[LAUNCH_SSH_REASON_MAX]; /* the words the reason gives, once they are written */
-    char failure_stderr[200]; /* the leading part's last stderr line, said after failure */
-    char protocol_error[256];
-    Observation *result;
-};
-
-static const char *machine_name(const SshRun *r, const Part *p)
+const char *launch_ssh_machine_name(const SshRun *r, const Part *p)
 {
     if (r->where[0])
         return r->where;
@@ -124,7 +71,7 @@ static void handle_line(void *ud, RemoteExec *x, StreamKind stream, const char *
             p = &r->parts[i];
     if (!p)
         return;
-    const char *name = machine_name(r, p);
+    const char *name = launch_ssh_machine_name(r, p);
     const char *given = line;
     if (r->cfg.on_line && !(line = r->cfg.on_line(r->cfg.userdata, stream, line)))
         return;
@@ -262,7 +209,7 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
     /* the events' and notices' hosts are the parts' machine names (TUNEDECK_MACHINE) */
     const char **names = malloc((r->n ? r->n : 1) * sizeof *names);
     for (size_t i = 0; names && i < r->n; i++)
-        names[i] = machine_name(r, &r->parts[i]);
+        names[i] = launch_ssh_machine_name(r, &r->parts[i]);
     r->causes = names ? rankcause_new(world_of(s), names, r->n) : NULL;
     free(names);
     if (!r->causes) {
@@ -285,8 +232,8 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
             goto fail;
         }
         char *cmd = launch_ssh_command_build(fan ? fan : cfg->command,
-                                             single ? "" : machine_name(r, &r->parts[i]), s->trial,
-                                             r->parts[i].mark);
+                                             single ? "" : launch_ssh_machine_name(r, &r->parts[i]),
+                                             s->trial, r->parts[i].mark);
         free(fan);
         r->parts[i].x =
             cmd ? hostpool_exec(r->pool, r->parts[i].host, cmd, input, input_len, &eo, err) : NULL;
@@ -331,7 +278,7 @@ static void killer_line(void *ud, RemoteExec *x, StreamKind stream, const char *
     (void)x;
     if (stream == STREAM_STDOUT && !cut && r->cfg.on_log &&
         strncmp(line, GROUPSTOP_NOTE, strlen(GROUPSTOP_NOTE)) == 0)
-        r->cfg.on_log(r->cfg.userdata, machine_name(r, p), STREAM_STDERR, line);
+        r->cfg.on_log(r->cfg.userdata, launch_ssh_machine_name(r, p), STREAM_STDERR, line);
 }
 
 static void start_killer(SshRun *r, Part *p, int ended, int64_t now_ms)
@@ -409,45 +356,6 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
-/* Part p's end as its trial's reason reads it (launch_ssh_reason.h). */
-static PartFailure part_failure(const SshRun *r, const Part *p)
-{
-    int signaled = rexec_outcome(p->x) == EXEC_SIGNALED;
-    return (PartFailure){.host = machine_name(r, p),
-                         .notice = p->first_failed,
-                         .signal = signaled ? rexec_error(p->x) : NULL,
-                         .exit_status = rexec_exit_status(p->x),
-                         .came = p->failed_seq};
-}
-
-/* The first part that went wrong on its own (not by our stop) fails the trial: its ssh's
- * words are the reason's; a command's failure is written when the trial finishes
- * (write_failure: another part's failed rank may lead, the cause before the peers that lost
- * it, this one then said after it). */
-static void note_part_end(SshRun *r, Part *p)
-{
-    if (r->stopping || r->failure_status != TRIAL_OK)
-        return;
-    ExecOutcome o = rexec_outcome(p->x);
-    const char *name = machine_name(r, p);
-    if (o == EXEC_SSH_FAILED) {
-        r->failure_status = TRIAL_UNREACHABLE;
-        /* A channel closing under us does not say where: name the host (a failed
-         * connection's error already does). */
-        const char *e = rexec_error(p->x);
-        if (strncmp(e, "ssh to ", 7) == 0)
-            snprintf(r->failure, sizeof r->failure, "ssh failed: %s", e);
-        else
-            snprintf(r->failure, sizeof r->failure, "ssh failed on %s: %s", name, e);
-    } else if (o == EXEC_SIGNALED || (o == EXEC_EXITED && rexec_exit_status(p->x) != 0)) {
-        r->failure_status = TRIAL_FAILED;
-        /* without a notice, its end is its place in the reason's timeline */
-        if (!p->failed_seq)
-            p->failed_seq = ++r->failures_seen;
-        r->failed_part = p;
-    }
-}
-
 /* A group we never saw end. Only a stop whose command ran to its end, a wrapping shell that
  * said its stop of what the command left was over, or a command that exited 0 (a trial that
  * finished) where no stop of what it left was tried, is known to leave nothing: a dropped
@@ -465,43 +373,19 @@ static int part_lost(const Part *p)
     return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
 }
 
-/* The failed trial's words in r->failure, every failed part named, the one that leads first
- * (launch_ssh_reason_write), and its last stderr line kept to say after them. */
-static void write_failure(SshRun *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        r->failures[i] = part_failure(r, &r->parts[i]);
-    const char *said = NULL;
-    trial_accumulator_has_error(r->acc, &said);
-    size_t lead =
-        launch_ssh_reason_write(r->causes, r->failures, r->n, (size_t)(r->failed_part - r->parts),
-                                said, r->failure, sizeof r->failure);
-    snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", r->parts[lead].last_stderr);
-}
-
 static void finish(SshRun *r)
 {
     for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
         if (part_lost(&r->parts[i]))
-            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial, machine_name(r, &r->parts[i]),
-                                r->parts[i].pgid, r->parts[i].mark);
+            r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
+                                launch_ssh_machine_name(r, &r->parts[i]), r->parts[i].pgid,
+                                r->parts[i].mark);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
-        if (r->failure_status != TRIAL_OK) {
-            /* A rank that said why it failed (an error event) is the trial's reason, not
-             * only the exit status of the part that ended first. */
-            const char *said = NULL;
-            o->status = r->failure_status;
-            if (r->failed_part)
-                write_failure(r);
-            if (trial_accumulator_has_error(r->acc, &said))
-                snprintf(o->reason, sizeof o->reason, "%s; error event: %s", r->failure, said);
-            else
-                snprintf(o->reason, sizeof o->reason, "%s%s%s", r->failure,
-                         r->failure_stderr[0] ? ": " : "", r->failure_stderr);
-        } else {
+        if (r->failure_status != TRIAL_OK)
+            launch_ssh_failure_write(r, o);
+        else
             launcher_note_bad_line(o, r->protocol_error);
-        }
     }
     r->result = o;
 }
@@ -534,7 +418,7 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
              * keeper does: by the wrapping shell (end_stopped), else over a channel. */
             stop_ended_part(r, p, now_ms);
             if (!p->killer || p->ended_stop)
-                note_part_end(r, p);
+                launch_ssh_failure_note(r, p);
         }
         if (p->ended_stop && p->killer && !rexec_done(p->killer) && now_ms >= p->killer_until_ms)
             rexec_close(p->killer); /* unanswered: the part is lost (part_lost) */

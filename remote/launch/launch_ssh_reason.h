@@ -1,6 +1,7 @@
-/* The reason a failed trial of the per-host and single launchers gives (launch_ssh.c): whose
- * failure leads it and the others after it as a timeline ("the command failed on h1: rank 1
- * (h1 gpu0) exited with status 137 (SIGKILL); on h2: rank 2 (h2 cpu) exited with status 1").
+/* The reason a failed trial of the per-host and single launchers gives (launch_ssh_failure.c):
+ * whose failure leads it and the others after it as a timeline ("the command failed on h1:
+ * rank 1 (h1 gpu0) exited with status 137 (SIGKILL); on h2: rank 2 (h2 cpu) exited with
+ * status 1").
  * Apart from the launcher's channels, so that it reads and is tested on its own: it takes what
  * each part's fan-out and channel said, as text and numbers. */
 #ifndef TUNEDECK_LAUNCH_SSH_REASON_H
@@ -10,7 +11,8 @@
 
 #include "remote/launch/rankcause.h"
 
-/* The room of a trial's reason (launch_ssh.c's failure): one part's words never need more. */
+/* The room of a trial's reason (SshRun's failure, launch_ssh_priv.h): one part's words never
+ * need more. */
 enum { LAUNCH_SSH_REASON_MAX = 256 };
 
 /* What one part of the trial (its command on one host) said of its end. */

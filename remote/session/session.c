@@ -1,4 +1,5 @@
-/* Opening, journaling and closing a tuning session (remote/session/session.h). */
+/* Opening, journaling and closing a tuning session (remote/session/session.h); its stops of
+ * leftover process groups are session_stop.c's. */
 #include "remote/session/session.h"
 
 #include <stdio.h>
@@ -6,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/base/clock.h"
 #include "core/base/plural.h"
+#include "remote/session/session_priv.h"
 #include "remote/slurm/slurm_inventory.h"
 
 Session *session_new(int with_journal, const char *journal_dir)
@@ -298,85 +299,6 @@ static void on_proc_lost(void *userdata, int trial, const char *machine, long pg
     tune_procs_on_proc_lost(&s->procs, trial, machine, pgid, mark);
 }
 
-int session_stop_busy(const Session *s)
-{
-    return s->stop != NULL;
-}
-
-int64_t session_stop_deadline(const Session *s)
-{
-    return s->stop ? tune_stop_deadline(s->stop) : -1;
-}
-
-static void end_stop(Session *s)
-{
-    TuneStop *st = s->stop;
-    s->stop = NULL;
-    s->verdict_rc = tune_stop_end(st, s->verdict_why, sizeof s->verdict_why);
-    /* A trial's own stop decides its launch once (a group left unanswered is not tried again
-     * for it); a sweep's end lets the hook look for the trial's own groups next. */
-    s->verdict_ready = s->stop_before_trial;
-    s->stop_before_trial = 0;
-}
-
-int session_stop_step(Session *s, int64_t now_ms)
-{
-    if (s->stop && tune_stop_settled(s->stop, now_ms))
-        end_stop(s);
-    return s->stop != NULL;
-}
-
-/* A stop begun while another is under way waits for that one first: one at a time, so the
- * results come in the order the stops were asked for. */
-static void wait_for_stop(Session *s)
-{
-    if (!s->stop)
-        return;
-    tune_stop_wait(s->stop);
-    end_stop(s);
-}
-
-/* A group an earlier trial's dropped connection left on a host is stopped before the next
- * trial runs there: it would hold the trial's ports and devices and skew its timing. On the
- * caller's loop (stops_on_loop) the trial waits ("not yet") while the stop runs in steps. On
- * Slurm through a login node, the trial waits while that node is down (login_hold.h). */
-static int before_launch(void *userdata, const Schedule *sched, char *why, size_t cap)
-{
-    Session *s = userdata;
-    if (s->stop && session_stop_step(s, clock_now_ms()))
-        return 1; /* this trial's stop, or the resume's: not answered yet */
-    if (s->verdict_ready) {
-        s->verdict_ready = 0;
-        if (s->verdict_rc < 0)
-            snprintf(why, cap, "%s", s->verdict_why);
-        return s->verdict_rc;
-    }
-    HostPool *pool = s->pool;
-    const char *login_host = NULL;
-    if (strcmp(s->launcher, "slurm") == 0 && s->slurm) { /* its groups run on the login node */
-        pool = slurm_ctl_login_pool(s->slurm, &login_host);
-        /* first: a leftover's stop there needs it too */
-        if (login_hold_check(&s->login_hold, pool, login_host, s->spec.on_report,
-                             s->spec.report_userdata))
-            return 1;
-    }
-    if (!pool || !s->procs.lost.n)
-        return 0;
-    TuneStop *st = NULL;
-    tune_orphans_before_trial_begin(pool, s->journal, &s->procs.lost, sched, s->spec.on_report,
-                                    s->spec.report_userdata, &st);
-    if (!st)
-        return 0;
-    /* Only the session's own pool is stepped by the caller's loop (a login node's is not). */
-    if (s->spec.stops_on_loop && pool == s->pool) {
-        s->stop = st;
-        s->stop_before_trial = 1;
-        return 1;
-    }
-    tune_stop_wait(st);
-    return tune_stop_end(st, why, cap);
-}
-
 int session_open(Session *s, const SessionSpec *spec, Error *err)
 {
     s->spec = *spec;
@@ -424,7 +346,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         .no_prune = spec->no_prune,
         .stop_when_converged = spec->stop_when_converged,
         .on_event = on_event,
-        .before_launch = before_launch,
+        .before_launch = session_before_launch,
         .userdata = s,
     };
     if (!(s->tuner = tuner_new(&cfg, err)))
@@ -469,51 +391,12 @@ int session_journal_begin(Session *s, Error *err)
     return rc;
 }
 
-/* A sweep begun: left to the caller's loop, or waited for here. */
-static void sweep(Session *s, TuneStop *st)
-{
-    if (!st)
-        return;
-    s->stop = st;
-    if (!s->spec.stops_on_loop)
-        wait_for_stop(s);
-}
-
-void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userdata)
-{
-    if (!s->resume || !s->journal_open || !s->pool)
-        return;
-    wait_for_stop(s);
-    TuneStop *st = tune_orphans_stop_interrupted_begin(s->pool, s->journal, report, userdata);
-    tune_journal_release_events(s->journal); /* the groups to stop are the stop's own now */
-    sweep(s, st);
-}
-
-void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata)
-{
-    if (!s->pool || !s->procs.seen.n)
-        return;
-    wait_for_stop(s);
-    sweep(s, tune_orphans_stop_begin(s->pool, s->journal, &s->procs.seen, "leftover of", 1,
-                                     report, userdata));
-}
-
-void session_stop_lost(Session *s, TuneOrphanReportFn report, void *userdata)
-{
-    if (!s->pool || !s->procs.lost.n)
-        return;
-    wait_for_stop(s);
-    sweep(s, tune_orphans_stop_begin(s->pool, s->journal, &s->procs.lost, "leftover of", 0,
-                                     report, userdata));
-    orphans_clear(&s->procs.lost); /* the stop has its own copy; its results are journaled */
-}
-
 void session_journal_end(Session *s)
 {
     /* A stop still under way (its caller's loop ended on an error) journals its results
      * first: nothing may follow the journal's `ended` line. Its report callback still runs
      * while the caller's screen is up. */
-    wait_for_stop(s);
+    session_stop_wait(s);
     if (s->journal_open)
         tune_journal_end(s->journal, s->tuner);
 }
@@ -558,7 +441,7 @@ void session_close(Session *s)
         return;
     /* A stop still under way (its caller's loop is gone) is waited for here, so its results
      * reach the journal before its hosts' connections close. */
-    wait_for_stop(s);
+    session_stop_wait(s);
     s->verdict_ready = 0;
     int had_tuner = s->tuner != NULL;
     tuner_free(s->tuner); /* before the pool its runs use */
