@@ -60,8 +60,10 @@ int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, i
 int journal_suggested_kept(const cJSON *ev, const Cluster *c, const char *ctx, int last, int *trial,
                            Error *err);
 /* How many trials journal_trials_decode keeps, by journal_suggested_follows' rule, without the
- * cluster: a line whose schedule (or another field) the decoder refuses is counted too, so
- * never fewer. What a resume's budget is checked against before anything is built. */
+ * cluster: a line whose schedule (or another field) the decoder refuses is counted too (it
+ * ran), so never fewer where the numbers only grow. Out of order they can be fewer: a refused
+ * line numbered past the ones after it makes those strays here and trials to the decoder.
+ * What a resume's budget is checked against before anything is built. */
 size_t journal_trials_count(const JournalLog *log);
 
 #endif
