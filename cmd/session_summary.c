@@ -11,7 +11,9 @@
 
 #include "core/journal/journal_override.h"
 #include "core/journal/journal_override_tally.h"
+#include "core/model/cluster.h"
 #include "core/model/observation.h"
+#include "core/sim/simcluster.h"
 #include "remote/launch/overridequeue.h"
 #include "remote/session/tune_journal.h"
 
@@ -120,10 +122,49 @@ static int resume_refusal(const char *path, JournalLog *log, char *why, size_t c
 /* What the pass keeps between events. */
 typedef struct {
     SessionSummary *s;
+    const char *path;
     TrialMarks marks;
     JournalOverrideTally queue;   /* what a resume queues again, for the budget it goes on with */
     int last_ended, last_stopped; /* of the last valid event */
+    int seen;                     /* events taken */
+    /* the cluster a resume reads the trials on, from the session line as it builds it */
+    SimCluster *sim;
+    Cluster *cluster;
+    char cluster_refused[ERROR_MSG_MAX]; /* why it could not be built; "" it was, or none tried */
 } Pass;
+
+/* The cluster a resume reads the journal's trials on, built from its session line as the
+ * resume builds it (session.c's open_cluster: the simulator it names, or the inventory it
+ * recorded), so that a suggested line counts as a trial only when a resume keeps it
+ * (journal_suggested_read, through the tally). When it cannot be built the resume refuses the
+ * journal, and the trials are counted by their numbers alone. */
+static void open_cluster(Pass *p, const cJSON *session)
+{
+    Error err;
+    const char *sim = str(session, "sim");
+    const cJSON *inventory = cJSON_GetObjectItemCaseSensitive(session, "cluster");
+    if (sim) {
+        p->sim = simcluster_new(sim, &err);
+        if (!p->sim)
+            snprintf(p->cluster_refused, sizeof p->cluster_refused, "%s: session: field 'sim': %s",
+                     p->path, err.msg);
+    } else if (cJSON_IsObject(inventory)) {
+        p->cluster = cluster_from_json(inventory, p->path, &err);
+        if (!p->cluster)
+            snprintf(p->cluster_refused, sizeof p->cluster_refused, "%s", err.msg);
+    }
+    p->queue.cluster = p->sim ? simcluster_cluster(p->sim) : p->cluster;
+}
+
+static void pass_clear(Pass *p)
+{
+    marks_clear(&p->marks);
+    journal_override_tally_clear(&p->queue);
+    simcluster_free(p->sim);
+    cluster_free(p->cluster);
+    p->sim = NULL;
+    p->cluster = NULL;
+}
 
 static void take(void *ud, const cJSON *ev, size_t line)
 {
@@ -136,6 +177,8 @@ static void take(void *ud, const cJSON *ev, size_t line)
     journal_override_tally_take(&p->queue, ev, "", &scratch);
     p->last_ended = strcmp(kind, "ended") == 0;
     p->last_stopped = str(ev, "stopped") != NULL;
+    if (p->seen++ == 0 && strcmp(kind, "session") == 0)
+        open_cluster(p, ev); /* the resume reads only the first line as the session's */
     if (strcmp(kind, "session") == 0) {
         snprintf(s->created, sizeof s->created, "%s",
                  str(ev, "created") ? str(ev, "created") : "?");
@@ -179,15 +222,17 @@ static void take(void *ud, const cJSON *ev, size_t line)
 }
 
 /* The budget `tune --resume` (or the console's) goes on with, without --budget: the journal's,
- * at least its trials (a journal cut before its `ended` line may have run past it), raised
- * for the overrides whose trial never started (journal_resume_budget, the resume's rule). */
+ * at least its trials (a journal cut before its `ended` line may have run past it: counted,
+ * as the resume counts them before the cluster is built, by number alone, a trial whose line
+ * it then refuses too: it ran), raised for the overrides whose trial never started
+ * (journal_resume_budget, the resume's rule, over the trials it replays). */
 static long resume_budget(Pass *p)
 {
     const SessionSummary *s = p->s;
     JournalOverrideTally *q = &p->queue;
     journal_override_tally_end(q);
     size_t trials = q->trials;
-    int budget = s->budget > (long)trials ? (int)s->budget : (int)trials;
+    int budget = s->budget > (long)q->numbered ? (int)s->budget : (int)q->numbered;
     /* a resume restores as many as the queue holds, the unstarted first */
     size_t restored = q->n < OVERRIDEQUEUE_MAX ? q->n : OVERRIDEQUEUE_MAX;
     size_t unstarted = q->unstarted < restored ? q->unstarted : restored, fresh = 0;
@@ -197,9 +242,10 @@ static long resume_budget(Pass *p)
 }
 
 /* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
-static const char *const READ[] = {"created", "optimizer", "sim",    "cluster", "budget",
-                                   "trial",   "status",    "time_s", "stopped", "override",
-                                   "interrupted"};
+static const char *const READ[] = {"created",    "optimizer",  "sim",         "cluster",
+                                   "budget",     "trial",      "status",      "time_s",
+                                   "stopped",    "override",   "interrupted", "schedule",
+                                   "overridden", "suggest_ms", "prediction"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {
@@ -217,9 +263,9 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
     Pass p;
     memset(&p, 0, sizeof p);
     p.s = s;
+    p.path = path;
     if (read(path, &log, READ, sizeof READ / sizeof READ[0], take, &p, &err) < 0) {
-        marks_clear(&p.marks);
-        journal_override_tally_clear(&p.queue);
+        pass_clear(&p);
         memset(s, 0, sizeof *s);
         snprintf(s->id, sizeof s->id, "%s", id);
         s->best_s = -1;
@@ -234,13 +280,14 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
         snprintf(s->state, sizeof s->state, "running");
     else if (resume_refusal(path, &log, why, sizeof why) < 0)
         snprintf(s->state, sizeof s->state, "not resumable: %s", why);
+    else if (p.cluster_refused[0])
+        snprintf(s->state, sizeof s->state, "not resumable: %s", p.cluster_refused);
     else if (ended)
         snprintf(s->state, sizeof s->state, "%s", stopped ? "stopped early" : "ended");
     else
         snprintf(s->state, sizeof s->state, "interrupted (resumable)");
     if (strcmp(s->state, "running") != 0 && strncmp(s->state, "not resumable", 13) != 0)
         s->resume_budget = resume_budget(&p);
-    marks_clear(&p.marks);
-    journal_override_tally_clear(&p.queue);
+    pass_clear(&p);
     journal_log_clear(&log);
 }

@@ -37,35 +37,17 @@ void journal_overrides_clear(JournalOverrides *o)
     memset(o, 0, sizeof *o);
 }
 
-/* The schedule of the queued line at event i, or NULL with the problem said. */
-static Schedule *queued_schedule(JournalLog *log, size_t i, const Cluster *c, const char *ctx)
-{
-    Error e;
-    const cJSON *sj = jfield_object(log->events[i], ctx, "schedule", 1, &e);
-    char sctx[4400];
-    snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
-    Schedule *s = sj ? schedule_from_json(sj, c, sctx, &e) : NULL;
-    if (s && schedule_validate(s, &e) < 0) {
-        schedule_free(s);
-        s = NULL;
-    }
-    if (!s)
-        journal_log_problem(log, "%s (override not restored)", e.msg);
-    return s;
-}
-
-/* The queue's rule is the tally's (journal_override_tally.h), run over the events; this reads
- * the schedules, says what does not fit, and leaves out the overrides whose schedule the
- * cluster refuses (their ids still count: the next is above them). */
+/* The queue's rule is the tally's (journal_override_tally.h), run over the events on the
+ * cluster: it reads the schedules, as `tunedeck sessions` does, and leaves out the overrides
+ * whose schedule the cluster refuses (their ids still count: the next is above them); this
+ * says what does not fit. */
 int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *source,
                              JournalOverrides *out, Error *err)
 {
     memset(out, 0, sizeof *out);
     JournalOverrideTally t;
     memset(&t, 0, sizeof t);
-    Schedule **at = log->n ? calloc(log->n, sizeof *at) : NULL; /* per queued line */
-    if (log->n && !at)
-        return error_set(err, "journal: out of memory");
+    t.cluster = c;
     for (size_t i = 0; i < log->n; i++) {
         const cJSON *ev = log->events[i];
         const char *kind = cJSON_GetObjectItemCaseSensitive(ev, "event")->valuestring;
@@ -81,8 +63,8 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
         int last_id = t.last_id;
         Error e;
         switch (journal_override_tally_take(&t, ev, ctx, &e)) {
-        case TALLY_LINE_QUEUED:
-            at[i] = queued_schedule(log, i, c, ctx);
+        case TALLY_LINE_REFUSED:
+            journal_log_problem(log, "%s (override not restored)", e.msg);
             break;
         case TALLY_LINE_BAD_ID:
             /* a trial's line: it ran, but which override it took is unknown, so none is */
@@ -98,6 +80,7 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
                                 "override not restored)",
                                 ctx, last_id);
             break;
+        case TALLY_LINE_QUEUED:
         case TALLY_LINE_OTHER:
             break;
         }
@@ -109,15 +92,10 @@ int journal_overrides_decode(JournalLog *log, const Cluster *c, const char *sour
         rc = error_set(err, "journal: out of memory");
     for (size_t k = 0; rc == 0 && k < t.n; k++) {
         const JournalTallied *w = &t.waiting[k];
-        if (!at[w->event])
-            continue; /* its schedule refused, said above */
         out->waiting[out->n++] =
-            (JournalOverride){w->id, at[w->event], k < t.unstarted, w->trial, w->fresh};
-        at[w->event] = NULL;
+            (JournalOverride){w->id, w->schedule, k < t.unstarted, w->trial, w->fresh};
+        t.waiting[k].schedule = NULL; /* out's now */
     }
-    for (size_t i = 0; i < log->n; i++)
-        schedule_free(at[i]);
-    free(at);
     journal_override_tally_clear(&t);
     if (rc < 0)
         journal_overrides_clear(out);

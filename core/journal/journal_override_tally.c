@@ -3,6 +3,7 @@
  * time, its lines come before the next's. */
 #include "core/journal/journal_override_tally.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@ static void forget(JournalOverrideTally *t, int id)
 {
     for (size_t i = 0; i < t->n; i++)
         if (t->waiting[i].id == id) {
+            schedule_free(t->waiting[i].schedule);
             memmove(t->waiting + i, t->waiting + i + 1, (t->n - i - 1) * sizeof *t->waiting);
             t->n--;
             if (i < t->unstarted)
@@ -80,19 +82,39 @@ static void take_resumed(JournalOverrideTally *t, const cJSON *ev)
         }
 }
 
-static JournalTallyLine queue(JournalOverrideTally *t, int id)
+/* The queued line's schedule as a resume reads it, on the tally's cluster: NULL with why in
+ * err when refused. */
+static Schedule *queued_schedule(const cJSON *ev, const Cluster *c, const char *ctx, Error *err)
 {
+    const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, err);
+    char sctx[4400];
+    snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
+    Schedule *s = sj ? schedule_from_json(sj, c, sctx, err) : NULL;
+    if (s && schedule_validate(s, err) < 0) {
+        schedule_free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+static JournalTallyLine queue(JournalOverrideTally *t, int id, const cJSON *ev, const char *ctx,
+                              Error *err)
+{
+    Schedule *s = NULL;
+    if (t->cluster && !(s = queued_schedule(ev, t->cluster, ctx, err)))
+        return TALLY_LINE_REFUSED;
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 8;
         JournalTallied *g = realloc(t->waiting, cap * sizeof *g);
         if (!g) {
+            schedule_free(s);
             t->failed = 1;
             return TALLY_LINE_OTHER;
         }
         t->waiting = g;
         t->cap = cap;
     }
-    t->waiting[t->n++] = (JournalTallied){id, 0, 0, t->events - 1};
+    t->waiting[t->n++] = (JournalTallied){id, 0, 0, t->events - 1, s};
     return TALLY_LINE_QUEUED;
 }
 
@@ -131,7 +153,13 @@ JournalTallyLine journal_override_tally_take(JournalOverrideTally *t, const cJSO
     Error scratch;
     if (suggested) {
         settle(t); /* one trial at a time: the one before has had its lines */
-        if (journal_suggested_follows(ev, ctx, t->last_trial, &trial, &scratch) == 0) {
+        if (journal_suggested_follows(ev, ctx, t->last_numbered, &trial, &scratch) == 0) {
+            t->numbered++;
+            t->last_numbered = trial;
+        }
+        if ((t->cluster
+                 ? journal_suggested_kept(ev, t->cluster, ctx, t->last_trial, &trial, &scratch)
+                 : journal_suggested_follows(ev, ctx, t->last_trial, &trial, &scratch)) == 0) {
             t->trials++;
             t->last_trial = trial;
             counted = 1;
@@ -154,7 +182,7 @@ JournalTallyLine journal_override_tally_take(JournalOverrideTally *t, const cJSO
         return TALLY_LINE_OTHER;
     }
     if (queued)
-        return queue(t, id);
+        return queue(t, id, ev, ctx, err);
     /* a suggested line naming an override is the trial that took it out of the queue */
     if (jfield_int(ev, ctx, "trial", 1, 1, 100000000, &trial, &scratch) < 0) {
         forget(t, id);
@@ -174,6 +202,8 @@ void journal_override_tally_end(JournalOverrideTally *t)
 
 void journal_override_tally_clear(JournalOverrideTally *t)
 {
+    for (size_t i = 0; i < t->n; i++)
+        schedule_free(t->waiting[i].schedule);
     free(t->waiting);
     memset(t, 0, sizeof *t);
 }

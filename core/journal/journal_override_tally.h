@@ -2,10 +2,14 @@
  * the one rule of what a resume queues again (journal_overrides_decode is built on it) and
  * what `tunedeck sessions` needs to say the budget a resume would go on with
  * (journal_resume_budget). Queued, neither dropped nor taken by a trial that began; one taken
- * by a trial that never began waits again at the head. The schedule is not read (a skim of
- * the line would then parse every suggested line whole): the decode reads it for the ids
- * still waiting at the end. The trials are counted too, by journal_suggested_follows' rule
- * (journal_trials_count's). */
+ * by a trial that never began waits again at the head. The trials are counted too. With a
+ * cluster, the lines are read as a resume reads them: a queued line's schedule is one the
+ * cluster takes and schedule_validate passes, or the override is not queued (its id still
+ * counts), and a trial is counted as journal_trials_decode keeps it (journal_suggested_read,
+ * the one reading of a suggested line: its number, fields and schedule), so that `sessions`
+ * and the resume queue the same overrides, count the same trials and take the same ones as
+ * fresh. Without one, a queued line's schedule is not read and a trial is counted by
+ * journal_suggested_follows' rule alone (journal_trials_count's). */
 #ifndef TUNEDECK_JOURNAL_OVERRIDE_TALLY_H
 #define TUNEDECK_JOURNAL_OVERRIDE_TALLY_H
 
@@ -13,6 +17,7 @@
 #include <stddef.h>
 
 #include "core/base/error.h"
+#include "core/model/schedule.h"
 
 /* Ids run 1..JOURNAL_OVERRIDE_ID_MAX: a damaged line's huge id cannot overflow the next. */
 enum { JOURNAL_OVERRIDE_ID_MAX = 1000000000 };
@@ -23,6 +28,9 @@ typedef struct {
     int fresh;    /* unstarted, and its trial has no outcome nor an earlier resume's mark: the
                    * resume marks it interrupted now (and raises the budget for it) */
     size_t event; /* its queued line: the index among the events taken */
+    Schedule *schedule; /* read on the tally's cluster (owned: freed when the override is
+                         * forgotten, dropped or run, so none is held for nothing); NULL
+                         * without one */
 } JournalTallied;
 
 /* How far the trial that took an override last has got, until the next suggested line. */
@@ -35,12 +43,17 @@ typedef enum {
 } JournalTallyTaken;
 
 typedef struct {
+    const Cluster *cluster;  /* set before the first event: the lines are read on it; NULL:
+                              * no schedule read, the trials numbered only */
     JournalTallied *waiting; /* in the order a resume queues them: the unstarted first */
     size_t n, cap;
     size_t unstarted; /* the first this many of waiting */
     int last_id;
-    size_t trials;  /* the suggested lines journal_trials_count keeps */
+    size_t trials;  /* the trials counted (journal_trials_decode's with a cluster) */
     int last_trial; /* the file's number of the last of them; 0 none */
+    size_t numbered; /* the suggested lines journal_trials_count counts (by number alone,
+                      * those a resume refuses too: what its budget starts from) */
+    int last_numbered;
     size_t events;  /* taken so far */
     /* the last suggested line that took an override, until the next one says no more of it */
     int taken_id, taken_trial, taken_counted;
@@ -50,17 +63,20 @@ typedef struct {
 
 /* What one line was to the queue. */
 typedef enum {
-    TALLY_LINE_OTHER,  /* nothing to say */
-    TALLY_LINE_QUEUED, /* an override queued: waiting[n - 1] */
-    TALLY_LINE_BAD_ID, /* its override field malformed: err says so, after ctx */
-    TALLY_LINE_STRAY,  /* queued at or below last_id: a repeated or stray line, not queued */
+    TALLY_LINE_OTHER,   /* nothing to say */
+    TALLY_LINE_QUEUED,  /* an override queued: waiting[n - 1] */
+    TALLY_LINE_BAD_ID,  /* its override field malformed: err says so, after ctx */
+    TALLY_LINE_STRAY,   /* queued at or below last_id: a repeated or stray line, not queued */
+    TALLY_LINE_REFUSED, /* queued, its schedule refused on the cluster: err says why, after
+                         * ctx; not queued (its id counts) */
 } JournalTallyLine;
 
 /* One valid event (a string "event" at least), in the file's order; ctx names the line for
  * err. */
 JournalTallyLine journal_override_tally_take(JournalOverrideTally *t, const cJSON *ev,
                                              const char *ctx, Error *err);
-/* After the last event: the trial taken last is settled. */
+/* After the last event: the trial taken last is settled. The schedules of those still
+ * waiting stay the tally's until cleared (a caller may take one: set its pointer NULL). */
 void journal_override_tally_end(JournalOverrideTally *t);
 void journal_override_tally_clear(JournalOverrideTally *t);
 

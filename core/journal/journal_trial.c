@@ -183,22 +183,19 @@ static int read_prediction(const cJSON *ev, const char *ctx, Suggestion *sg, Err
                : 0;
 }
 
-static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, const char *ctx,
-                     int journal_trial, Error *err)
+int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, int last,
+                           JournalTrial *out, Error *err)
 {
-    JournalTrial jt;
-    memset(&jt, 0, sizeof jt);
-    int trial = (int)out->n + 1;
-    jt.trial = trial;
-    jt.journal_trial = journal_trial;
-    if (jfield_bool(ev, ctx, "overridden", 0, &jt.overridden, err) < 0 ||
-        jfield_number(ev, ctx, "suggest_ms", 0, 0, 1e12, &jt.suggest_ms, err) < 0 ||
-        read_prediction(ev, ctx, &jt.suggestion, err) < 0)
+    memset(out, 0, sizeof *out);
+    if (journal_suggested_follows(ev, ctx, last, &out->journal_trial, err) < 0 ||
+        jfield_bool(ev, ctx, "overridden", 0, &out->overridden, err) < 0 ||
+        jfield_number(ev, ctx, "suggest_ms", 0, 0, 1e12, &out->suggest_ms, err) < 0 ||
+        read_prediction(ev, ctx, &out->suggestion, err) < 0)
         return -1;
     const cJSON *sj = jfield_object(ev, ctx, "schedule", 1, err);
     if (!sj)
         return -1;
-    char sctx[300];
+    char sctx[4400];
     snprintf(sctx, sizeof sctx, "%s: schedule", ctx);
     Schedule *s = schedule_from_json(sj, c, sctx, err);
     if (!s)
@@ -207,14 +204,35 @@ static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, cons
         schedule_free(s);
         return error_prefix(err, "%s", ctx);
     }
-    s->trial = trial;
+    out->suggestion.schedule = s;
+    return 0;
+}
+
+int journal_suggested_kept(const cJSON *ev, const Cluster *c, const char *ctx, int last, int *trial,
+                           Error *err)
+{
+    JournalTrial jt;
+    if (journal_suggested_read(ev, c, ctx, last, &jt, err) < 0)
+        return -1;
+    *trial = jt.journal_trial;
+    suggestion_clear(&jt.suggestion);
+    return 0;
+}
+
+static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, const char *ctx,
+                     int last, Error *err)
+{
+    JournalTrial jt;
+    if (journal_suggested_read(ev, c, ctx, last, &jt, err) < 0)
+        return -1;
+    jt.trial = (int)out->n + 1;
+    jt.suggestion.schedule->trial = jt.trial;
     JournalTrial *grown = realloc(out->trials, (out->n + 1) * sizeof *grown);
     if (!grown) {
-        schedule_free(s);
+        suggestion_clear(&jt.suggestion);
         return error_no_memory(err, "%s", ctx);
     }
     out->trials = grown;
-    jt.suggestion.schedule = s;
     out->trials[out->n++] = jt;
     return 0;
 }
@@ -282,13 +300,9 @@ int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
         int trial = 0;
         if (is_suggested) {
             int next = out->n ? out->trials[out->n - 1].journal_trial + 1 : 1;
-            if (journal_suggested_follows(ev, ctx, next - 1, &trial, &e) < 0) {
+            if (add_trial(out, ev, c, ctx, next - 1, &e) < 0)
                 journal_log_problem(log, "%s (event skipped)", e.msg);
-                continue;
-            }
-            if (add_trial(out, ev, c, ctx, trial, &e) < 0)
-                journal_log_problem(log, "%s (event skipped)", e.msg);
-            else if (trial > next)
+            else if ((trial = out->trials[out->n - 1].journal_trial) > next)
                 journal_log_problem(log,
                                     "%s: trial %d follows trial %d: the suggestions between "
                                     "were lost to damaged lines; kept as trial %zu",

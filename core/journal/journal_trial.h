@@ -48,9 +48,22 @@ void journal_trials_clear(JournalTrials *t);
  * number (in *trial) follows the trial numbered `last` in the file (0: none yet) when it is
  * above it; a gap is suggestions lost to damaged lines. -1 with why in err otherwise. */
 int journal_suggested_follows(const cJSON *ev, const char *ctx, int last, int *trial, Error *err);
-/* How many trials journal_trials_decode keeps, by that rule, without the cluster: a line whose
- * schedule (or another field) the decoder refuses is counted too, so never fewer. What a
- * resume's budget is checked against before anything is built. */
+/* A "suggested" event as journal_trials_decode keeps it, the one reading of it that
+ * `tunedeck sessions` shares (through the override tally, journal_override_tally.h): its number
+ * follows `last` (journal_suggested_follows), its fields are read and its schedule is one the
+ * cluster c takes and schedule_validate passes. 0 with *out filled (journal_trial, overridden,
+ * suggest_ms, the suggestion: its schedule owned; trial, obs and started left 0); -1 with why
+ * in err. */
+int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, int last,
+                           JournalTrial *out, Error *err);
+/* journal_suggested_read's verdict alone: the trial's number in *trial, nothing kept. */
+int journal_suggested_kept(const cJSON *ev, const Cluster *c, const char *ctx, int last, int *trial,
+                           Error *err);
+/* How many trials journal_trials_decode keeps, by journal_suggested_follows' rule, without the
+ * cluster: a line whose schedule (or another field) the decoder refuses is counted too (it
+ * ran), so never fewer where the numbers only grow. Out of order they can be fewer: a refused
+ * line numbered past the ones after it makes those strays here and trials to the decoder.
+ * What a resume's budget is checked against before anything is built. */
 size_t journal_trials_count(const JournalLog *log);
 
 #endif

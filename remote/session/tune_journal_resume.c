@@ -188,8 +188,8 @@ size_t tune_journal_trials(const TuneJournal *tj)
  * head; *fresh: of those, how many this resume marks their trial interrupted (no outcome,
  * nor an earlier resume's mark: a second resume finds the `interrupted` the first one wrote,
  * in its `resumed` line if it was killed before the trial's `finished` line). */
-static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, const JournalTrials *jt,
-                             size_t *restored, size_t *unstarted, size_t *fresh, Error *err)
+static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t *restored,
+                             size_t *unstarted, size_t *fresh, Error *err)
 {
     JournalOverrides jo;
     *restored = *unstarted = *fresh = 0;
@@ -207,12 +207,12 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, const 
         if (!jo.waiting[i].unstarted)
             continue;
         (*unstarted)++;
-        /* fresh by the tally's rule (`tunedeck sessions` says the same budget), and a trial
-         * this resume keeps: one whose schedule it refuses gets no mark, so no raise (the
-         * next resume would make it again) */
-        for (size_t k = 0; k < jt->n && jo.waiting[i].fresh; k++)
-            if (jt->trials[k].journal_trial == jo.waiting[i].trial && !jt->trials[k].obs)
-                (*fresh)++;
+        /* fresh by the tally's rule, which `tunedeck sessions` runs too and which reads a
+         * suggested line as the trials' decode does (journal_suggested_read): a fresh
+         * override's trial is one this resume keeps, without an outcome, and marks now. One
+         * whose schedule it refuses is not kept, so not fresh: no mark, so no raise (the next
+         * resume would make it again). */
+        *fresh += jo.waiting[i].fresh != 0;
     }
     journal_overrides_clear(&jo);
     return 0;
@@ -225,7 +225,7 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     if (journal_trials_decode(&tj->log, c, tj->path, &jt, err) < 0)
         return -1;
     size_t restored = 0, unstarted = 0, fresh = 0;
-    if (restore_overrides(tj, t, c, &jt, &restored, &unstarted, &fresh, err) < 0) {
+    if (restore_overrides(tj, t, c, &restored, &unstarted, &fresh, err) < 0) {
         journal_trials_clear(&jt);
         return -1;
     }

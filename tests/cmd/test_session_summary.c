@@ -12,6 +12,7 @@
 
 #include "bench/args/journalwhole.h"
 #include "cmd/session_summary.h"
+#include "remote/session/session.h"
 #include "tests/support/fixtures.h"
 
 static unsigned next(unsigned *s)
@@ -228,4 +229,41 @@ Test(session_summary, an_unreadable_journal_is_said_alike)
     session_summary_read("/nonexistent/s.jsonl", "x", &s);
     cr_assert(strncmp(s.state, "unreadable: ", 12) == 0, "%s", s.state);
     cr_assert_eq(s.resume_budget, 0, "%ld", s.resume_budget);
+}
+
+/* The cluster a resume reads the trials on is built from the session line, as the resume
+ * builds it: a simulator that does not exist (an edited line) is a journal the resume refuses,
+ * and `sessions` says so in the resume's words, where it said "interrupted (resumable)". */
+Test(session_summary, a_journal_whose_cluster_cannot_be_built_is_not_resumable)
+{
+    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
+    char *sim = strstr(text, "\"sim\":\"A:alexnet\"");
+    cr_assert_not_null(sim);
+    sim[7] = 'Q';
+    char *ended = strstr(text, "{\"event\":\"ended\"");
+    cr_assert_not_null(ended);
+    *ended = 0; /* interrupted: a resume would go on */
+    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/s.jsonl", dir);
+    write_file(path, text, strlen(text));
+    assert_same(path, "a simulator that does not exist");
+    SessionSummary s;
+    session_summary_read(path, "id", &s);
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 0};
+    Error err;
+    cr_assert_eq(session_resume(again, path, &rs, 0, &err), 0, "%s", err.msg);
+    cr_assert_lt(session_open(again, &rs, &err), 0);
+    session_free(again);
+    char want[ERROR_MSG_MAX + 32];
+    snprintf(want, sizeof want, "not resumable: %s", err.msg);
+    cr_assert_str_eq(s.state, want);
+    cr_assert(strstr(s.state, "session: field 'sim'"), "%s", s.state);
+    cr_assert_eq(s.resume_budget, 0, "%ld", s.resume_budget);
+    free(text);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -75,17 +75,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (o.waiting[k].id == w->id)
                 abort();
     }
-    journal_trials_clear(&t);
-    /* the trials the tally counts for `tunedeck sessions` are the ones a resume's budget is
-     * checked against */
+    /* the trials the tally counts for `tunedeck sessions`, on the cluster, are the ones the
+     * resume decodes, and those it numbers the ones a resume's budget is checked against; and
+     * it queues the overrides the resume restores */
     JournalOverrideTally tally;
     memset(&tally, 0, sizeof tally);
+    tally.cluster = simcluster_cluster(fuzz_sim());
     for (size_t i = 0; i < log.n; i++)
         journal_override_tally_take(&tally, log.events[i], "", &err);
     journal_override_tally_end(&tally);
-    if (!tally.failed && tally.trials != journal_trials_count(&log))
+    if (!tally.failed &&
+        (tally.trials != t.n || tally.numbered != journal_trials_count(&log) || tally.n != o.n))
         abort();
     journal_override_tally_clear(&tally);
+    journal_trials_clear(&t);
     journal_overrides_clear(&o);
     journal_log_clear(&log);
     return 0;

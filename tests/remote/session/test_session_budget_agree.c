@@ -59,9 +59,31 @@ static cJSON *finished(int trial, const Schedule *s, TrialStatus status)
     return j;
 }
 
+/* A schedule the cluster refuses, as a damaged or edited line has it: a device the machine
+ * does not have, or no schedule object at all. */
+static cJSON *refused(cJSON *ev, int how)
+{
+    cJSON *sj = cJSON_GetObjectItemCaseSensitive(ev, "schedule");
+    if (how % 2) {
+        cJSON_ReplaceItemInObjectCaseSensitive(ev, "schedule", cJSON_CreateNumber(5));
+        return ev;
+    }
+    cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sj, "machines"), 0);
+    cJSON *d = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "devices"), 0);
+    cr_assert_not_null(d);
+    cJSON_ReplaceItemInObjectCaseSensitive(d, "id", cJSON_CreateString("gpu9"));
+    return ev;
+}
+
+/* A queued or suggested line, its schedule refused now and then when `refusing`. */
+static cJSON *maybe_refused(unsigned *seed, int refusing, cJSON *ev)
+{
+    return refusing && rand_r(seed) % 4 == 0 ? refused(ev, rand_r(seed)) : ev;
+}
+
 /* Random lines after the session's: what a console, killed now and then, and its resumes
- * write. */
-static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
+ * write; with `refusing`, some queued and suggested lines have a schedule a resume refuses. */
+static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial, int refusing)
 {
     int next_id = 1, queued[64], nq = 0, budget = 3;
     int open_trials[64], nopen = 0; /* no outcome yet: a real resume names them all */
@@ -69,7 +91,7 @@ static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
         int r = rand_r(seed) % 100;
         if (r < 25 && nq < 64) {
             int id = rand_r(seed) % 10 == 0 && next_id > 1 ? next_id - 1 : next_id++;
-            cJSON *j = journal_override_queued_json(id, s);
+            cJSON *j = maybe_refused(seed, refusing, journal_override_queued_json(id, s));
             add(f, rand_r(seed) % 2 ? with_budget(j, ++budget) : j);
             queued[nq++] = id;
         } else if (r < 32 && nq) {
@@ -89,7 +111,8 @@ static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
             memset(&sg, 0, sizeof sg);
             sg.schedule = (Schedule *)s;
             int id = nq && rand_r(seed) % 2 ? queued[rand_r(seed) % nq] : 0;
-            add(f, journal_suggested_json(number, id > 0, id, &sg, 0));
+            add(f,
+                maybe_refused(seed, refusing, journal_suggested_json(number, id > 0, id, &sg, 0)));
             /* its lines kept: 0 none, 1 started, 2 and an outcome, 3 the interrupted a resume
              * gives, 4 a resume's `resumed` line naming it and no more (killed there) */
             int fate = rand_r(seed) % 5;
@@ -125,38 +148,58 @@ static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial)
     }
 }
 
-Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
+/* A session of 3 trials on B:googlenet, run in dir to its end: its journal's lines but the
+ * `ended` one in base (what every journal written here starts with: a resume needs them), its
+ * first trial's schedule in *s. The tests write other files: it holds its own (in use). */
+static Session *three_trials(const char *dir, char *base, const Schedule **s)
 {
     Error err;
-    char dir[] = "/tmp/td-budget-agree-XXXXXX", path[4096];
-    cr_assert_not_null(mkdtemp(dir));
     SessionSpec spec = {.sim = "B:googlenet", .optimizer = "random", .seed = 3, .budget = 3,
                         .trial_timeout_s = 600};
     Session *first = session_new(1, dir);
     cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
     cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
     cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
-    const char *own = tune_journal_path(first->journal);
-    const Schedule *s = tuner_trial(first->tuner, 0)->suggestion.schedule; /* first's */
-    /* the session's lines and its 3 trials, without its `ended` */
-    FILE *f = fopen(own, "r");
+    *s = tuner_trial(first->tuner, 0)->suggestion.schedule;
+    FILE *f = fopen(tune_journal_path(first->journal), "r");
     cr_assert_not_null(f);
-    static char base[1 << 16], line[1 << 14];
+    static char line[1 << 14];
     base[0] = 0;
     while (fgets(line, sizeof line, f))
         if (!strstr(line, "\"event\":\"ended\""))
             strcat(base, line);
     fclose(f);
-    /* another file: first holds its own (in use), and its schedule is needed for the lines */
+    return first;
+}
+
+/* first and its journal gone, and dir with all the tests wrote in it. */
+static void three_trials_free(Session *first, const char *dir)
+{
+    char own[4096], cmd[4200];
+    snprintf(own, sizeof own, "%s", tune_journal_path(first->journal));
+    session_free(first);
+    unlink(own);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
+{
+    Error err;
+    char dir[] = "/tmp/td-budget-agree-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    static char base[1 << 16];
+    const Schedule *s;
+    Session *first = three_trials(dir, base, &s);
     snprintf(path, sizeof path, "%s/agree.jsonl", dir);
 
     int quiet = open("/dev/null", O_WRONLY), saved = dup(2); /* the resumes' problems */
     unsigned seed = 11;
     int raised_seen = 0;
     for (int k = 0; k < 120; k++) {
-        f = fopen(path, "w");
+        FILE *f = fopen(path, "w");
         fputs(base, f);
-        random_tail(&seed, f, s, 3);
+        random_tail(&seed, f, s, 3, 0);
         fclose(f);
         static char text[1 << 18];
         f = fopen(path, "r");
@@ -183,12 +226,7 @@ Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
     close(quiet);
     close(saved);
     cr_assert_gt(raised_seen, 5, "the journals reach the raise");
-    char own_path[4096];
-    snprintf(own_path, sizeof own_path, "%s", own);
-    session_free(first);
-    unlink(own_path);
-    unlink(path);
-    rmdir(dir);
+    three_trials_free(first, dir);
 }
 
 static int resume_budget_of(const char *dir, const char *path)
@@ -213,26 +251,13 @@ static int resume_budget_of(const char *dir, const char *path)
  * second raise, killed before its `finished` lines or not, and sessions says so too. */
 Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
 {
-    Error err;
     char dir[] = "/tmp/td-budget-later-XXXXXX", path[4096];
     cr_assert_not_null(mkdtemp(dir));
-    SessionSpec spec = {.sim = "B:googlenet", .optimizer = "random", .seed = 3, .budget = 3,
-                        .trial_timeout_s = 600};
-    Session *first = session_new(1, dir);
-    cr_assert_eq(session_open(first, &spec, &err), 0, "%s", err.msg);
-    cr_assert_eq(session_journal_begin(first, &err), 0, "%s", err.msg);
-    cr_assert_eq(tuner_run_blocking(first->tuner, &err), 0, "%s", err.msg);
-    const Schedule *s = tuner_trial(first->tuner, 0)->suggestion.schedule;
-    FILE *f = fopen(tune_journal_path(first->journal), "r");
-    cr_assert_not_null(f);
-    static char text[1 << 16], line[1 << 14];
-    text[0] = 0;
-    while (fgets(line, sizeof line, f))
-        if (!strstr(line, "\"event\":\"ended\""))
-            strcat(text, line);
-    fclose(f);
+    static char text[1 << 16];
+    const Schedule *s;
+    Session *first = three_trials(dir, text, &s);
     snprintf(path, sizeof path, "%s/later.jsonl", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     fputs(text, f);
     add(f, journal_override_queued_json(1, s));
     add(f, journal_override_queued_json(2, s)); /* room under the cap for a second raise */
@@ -281,11 +306,130 @@ Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
     cr_assert_eq(again, raised, "killed, the next resume takes %d, not %d", again, raised);
     cr_assert_eq(sum.resume_budget, raised, "killed, sessions says %ld, not %d",
                  sum.resume_budget, raised);
-    char own[4096];
-    snprintf(own, sizeof own, "%s", tune_journal_path(first->journal));
-    session_free(first);
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-    unlink(own);
+    three_trials_free(first, dir);
+}
+
+/* The trials a resume replays, read from the journal at path (before the resume appends to
+ * it): how many it keeps and how many of those have an outcome. */
+static void replayed(const char *path, const Cluster *c, size_t *kept, size_t *finished)
+{
+    JournalLog log;
+    JournalTrials jt;
+    Error err;
+    cr_assert_eq(journal_load(path, &log, &err), 0, "%s", err.msg);
+    cr_assert_eq(journal_trials_decode(&log, c, path, &jt, &err), 0, "%s", err.msg);
+    *kept = jt.n;
+    *finished = 0;
+    for (size_t i = 0; i < jt.n; i++)
+        *finished += jt.trials[i].obs != NULL;
+    journal_trials_clear(&jt);
+    journal_log_clear(&log);
+}
+
+/* Queued and suggested lines whose schedule a resume refuses (a device the cluster lacks, or
+ * no schedule object), among the random damage above: `sessions` counts the trials the resume
+ * replays, their outcomes, and says the budget it takes, on the same reading of each line. */
+Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_too)
+{
+    Error err;
+    char dir[] = "/tmp/td-budget-refused-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    static char base[1 << 16];
+    const Schedule *s;
+    Session *first = three_trials(dir, base, &s);
+    snprintf(path, sizeof path, "%s/refused.jsonl", dir);
+
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    unsigned seed = 5;
+    int refused_seen = 0;
+    for (int k = 0; k < 120; k++) {
+        FILE *f = fopen(path, "w");
+        fputs(base, f);
+        random_tail(&seed, f, s, 3, 1);
+        fclose(f);
+        static char text[1 << 18];
+        f = fopen(path, "r");
+        text[fread(text, 1, sizeof text - 1, f)] = 0;
+        fclose(f);
+        SessionSummary sum;
+        session_summary_read(path, "id", &sum);
+        size_t kept, finished;
+        dup2(quiet, 2);
+        replayed(path, first->cluster, &kept, &finished);
+        Session *again = session_new(1, dir);
+        SessionSpec rs = {.budget = 0};
+        int rc = session_resume(again, path, &rs, 0, &err);
+        if (rc == 0)
+            rc = session_open(again, &rs, &err);
+        if (rc == 0)
+            rc = session_journal_begin(again, &err);
+        dup2(saved, 2);
+        cr_assert_eq(rc, 0, "journal %d: %s\n%s", k, err.msg, text);
+        cr_assert_eq((size_t)sum.suggested, kept,
+                     "journal %d: sessions counts %d trials, the resume replays %zu:\n%s", k,
+                     sum.suggested, kept, text);
+        cr_assert_eq((size_t)sum.finished, finished,
+                     "journal %d: sessions counts %d finished, the resume %zu:\n%s", k,
+                     sum.finished, finished, text);
+        cr_assert_eq(sum.resume_budget, tuner_budget(again->tuner),
+                     "journal %d: sessions says %ld, the resume takes %d:\n%s", k,
+                     sum.resume_budget, tuner_budget(again->tuner), text);
+        refused_seen += strstr(text, "\"gpu9\"") != NULL;
+        session_free(again);
+    }
+    close(quiet);
+    close(saved);
+    cr_assert_gt(refused_seen, 20, "the journals hold refused schedules");
+    three_trials_free(first, dir);
+}
+
+/* Out of order (a damaged journal): trial 5's line, its schedule refused, before trial 4's,
+ * which takes override 1 and never starts; overrides 2 and 3 wait behind it, the budget 6. The
+ * resume keeps trial 4 (5 was refused, so 4 follows 3) and marks it interrupted now: the
+ * override's trial is spent, so the budget is raised for it, to 7. Counting trial 5 instead
+ * (its number alone) left trial 4 a stray, no raise made, and the mark written: the raise was
+ * lost for every later resume. `sessions` says 7 too, and the next resume keeps it. */
+Test(session_budget_agree, an_out_of_order_refused_line_leaves_the_next_trial_fresh)
+{
+    char dir[] = "/tmp/td-budget-order-XXXXXX", path[4096];
+    cr_assert_not_null(mkdtemp(dir));
+    static char text[1 << 16];
+    const Schedule *s;
+    Session *first = three_trials(dir, text, &s);
+    snprintf(path, sizeof path, "%s/order.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    for (int id = 1; id <= 3; id++)
+        add(f, journal_override_queued_json(id, s));
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "event", "budget");
+    add(f, with_budget(b, 6));
+    Suggestion sg;
+    memset(&sg, 0, sizeof sg);
+    sg.schedule = (Schedule *)s;
+    add(f, refused(journal_suggested_json(5, 0, 0, &sg, 0), 0));
+    add(f, journal_suggested_json(4, 1, 1, &sg, 0));
+    fclose(f);
+
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    dup2(quiet, 2);
+    int raised = resume_budget_of(dir, path);
+    dup2(saved, 2);
+    f = fopen(path, "r");
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    cr_assert_eq(raised, 7, "the resume takes %d:\n%s", raised, text);
+    cr_assert_not_null(
+        strstr(text, "{\"event\":\"finished\",\"trial\":4,\"status\":\"interrupted\""), "%s", text);
+    cr_assert_eq(sum.suggested, 4, "sessions counts %d trials", sum.suggested);
+    cr_assert_eq(sum.resume_budget, 7, "sessions says %ld", sum.resume_budget);
+    dup2(quiet, 2);
+    int again = resume_budget_of(dir, path);
+    dup2(saved, 2);
+    close(quiet);
+    close(saved);
+    cr_assert_eq(again, 7, "the next resume takes %d:\n%s", again, text);
+    three_trials_free(first, dir);
 }
