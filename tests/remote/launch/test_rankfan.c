@@ -49,10 +49,9 @@ static void teardown(void)
 
 TestSuite(rankfan, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
-/* Runs the script as the launchers do (a process group of its own, the schedule on stdin)
- * under the shell `sh`; returns its wait status, its stdout in *out (caller frees); its
- * stderr is left in dir/stderr. */
-static int run_script_under(const char *sh, const char *script, const char *input, char **out)
+/* Starts the script as the launchers do (a process group of its own, the schedule on stdin)
+ * under the shell `sh`; its stdout goes to dir/stdout, its stderr to dir/stderr. */
+static pid_t start_script_under(const char *sh, const char *script, const char *input)
 {
     char in_path[128], out_path[128], err_path[128];
     snprintf(in_path, sizeof in_path, "%s/stdin", dir);
@@ -74,6 +73,15 @@ static int run_script_under(const char *sh, const char *script, const char *inpu
         execl(sh, "sh", "-c", script, (char *)NULL);
         _exit(127);
     }
+    setpgid(pid, pid); /* as the child does: a stop sent at once finds the group */
+    return pid;
+}
+
+/* Waits for a started script; returns its wait status, its stdout in *out (caller frees). */
+static int finish_script(pid_t pid, char **out)
+{
+    char out_path[128];
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     size_t len;
@@ -81,6 +89,13 @@ static int run_script_under(const char *sh, const char *script, const char *inpu
     *out = readall_file(out_path, 1 << 20, &len, &err);
     cr_assert_not_null(*out, "%s", err.msg);
     return status;
+}
+
+/* Runs the script to its end under the shell `sh` (start_script_under); returns its wait
+ * status, its stdout in *out (caller frees); its stderr is left in dir/stderr. */
+static int run_script_under(const char *sh, const char *script, const char *input, char **out)
+{
+    return finish_script(start_script_under(sh, script, input), out);
 }
 
 /* What the last script run wrote on stderr (caller frees). */
@@ -99,6 +114,31 @@ static char *script_stderr(void)
 static int run_script(const char *script, const char *input, char **out)
 {
     return run_script_under("/bin/sh", script, input, out);
+}
+
+/* Asserts that the process whose pid is in dir/NAME is gone, not merely signalled: init
+ * reaped it, or at worst it is a zombie, which kill(0) still finds; a live one would hold its
+ * state 'S'. */
+static void assert_gone(const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t len;
+    Error err;
+    char *pid_text = readall_file(path, 64, &len, &err);
+    cr_assert_not_null(pid_text, "%s", err.msg);
+    pid_t pid = (pid_t)atol(pid_text);
+    cr_assert(pid > 1);
+    char stat_path[64], state = 'X';
+    snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(stat_path, "r");
+    if (f) {
+        cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
+        fclose(f);
+    }
+    cr_assert(state == 'X' || state == 'Z', "%s (pid %d) is still running (%c)", name, (int)pid,
+              state);
+    free(pid_text);
 }
 
 Test(rankfan, each_rank_gets_its_variables_and_the_schedule)
@@ -219,6 +259,55 @@ Test(rankfan, a_stop_as_a_rank_ends_still_names_that_rank)
     a_stop_as_a_rank_ends_names_it_under("/bin/bash");
 }
 
+/* Regression: a stop's TERM to the group (as the launchers stop a trial) found the script in
+ * its own `sleep 0.1` between two looks at its ranks, and dash said "Terminated" of that
+ * sleep on the script's stderr, which is the trial's: the trial's log and the last line of
+ * its error held it. Rank 0 holds that sleep (SIGSTOP) and tells the test, which stops the
+ * group: its TERM, then a CONT, so that the held sleep meets the TERM (a stopped process keeps
+ * it pending). The stop is still a stop: each rank ends of it, and the script exits 143
+ * without naming a rank. Under `sh` (dash) and bash, where there is one. */
+static void a_stop_in_the_scripts_sleep_is_quiet_under(const char *sh)
+{
+    if (access(sh, X_OK) != 0)
+        return;
+    char cmd[768], held[128];
+    snprintf(held, sizeof held, "%s/held", dir);
+    unlink(held);
+    snprintf(cmd, sizeof cmd,
+             "echo $$ > %s/rank.$RANK; "
+             "if [ \"$RANK\" = 0 ]; then fan=$(ps -o ppid= -p $PPID | tr -d ' '); "
+             "until p=$(ps -o pid=,comm= --ppid \"$fan\" | awk '$2 == \"sleep\" {print $1}') "
+             "&& [ -n \"$p\" ] && kill -STOP $p 2> /dev/null; do sleep 0.01; done; : > %s; fi; "
+             "exec sleep 60",
+             dir, held);
+    Error err;
+    char *script = rankfan_script(s, 0, 0, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    pid_t pid = start_script_under(sh, script, "{}\n");
+    while (access(held, F_OK) != 0)
+        usleep(10 * 1000);
+    cr_assert_eq(kill(-pid, SIGTERM), 0);
+    cr_assert_eq(kill(-pid, SIGCONT), 0);
+    char *out;
+    int st = finish_script(pid, &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "%s: status %d: %s", sh, st, out);
+    cr_assert_str_empty(out, "%s: a stop is no rank's failure: %s", sh, out);
+    char *said = script_stderr();
+    cr_assert_null(strstr(said, "Terminated"), "%s: the script said on stderr: %s", sh, said);
+    cr_assert_str_empty(said, "%s: the script said on stderr: %s", sh, said);
+    assert_gone("rank.0");
+    assert_gone("rank.1");
+    free(said);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_stop_in_the_scripts_own_sleep_says_nothing)
+{
+    a_stop_in_the_scripts_sleep_is_quiet_under("/bin/sh");
+    a_stop_in_the_scripts_sleep_is_quiet_under("/bin/bash");
+}
+
 /* Regression: a rank that crashes mid-step takes its peers down a moment later ("Connection
  * closed by peer"), and one look of the script could find both ended: it named the lower
  * slot, a peer (rank 0, status 4), not the rank that failed first (rank 1, status 9). Here
@@ -266,24 +355,8 @@ Test(rankfan, a_failing_rank_stops_the_others_and_its_status_is_the_hosts)
     cr_assert(rankfan_notice(nl, who, sizeof who), "%s", nl);
     cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 3");
     cr_assert_not(rankfan_notice("tunedeck: rank 1 is slow", who, sizeof who));
-    char path[128];
-    snprintf(path, sizeof path, "%s/sleeper", dir);
-    size_t len;
-    char *pid_text = readall_file(path, 64, &len, &err);
-    cr_assert_not_null(pid_text, "%s", err.msg);
-    pid_t sleeper = (pid_t)atol(pid_text);
-    cr_assert(sleeper > 1);
-    /* gone, not merely signalled: its parent (rank 0's shell) is gone and init reaped it, or
-     * at worst a zombie, which kill(0) still finds; a live sleeper would hold its state 'S' */
-    char stat_path[64], state = 'X';
-    snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)sleeper);
-    FILE *f = fopen(stat_path, "r");
-    if (f) {
-        cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
-        fclose(f);
-    }
-    cr_assert(state == 'X' || state == 'Z', "the other rank's sleep is still running (%c)", state);
-    free(pid_text);
+    /* the other rank's sleep: its parent (rank 0's shell) is gone too */
+    assert_gone("sleeper");
     free(out);
     free(script);
 }
