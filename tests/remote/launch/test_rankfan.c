@@ -110,10 +110,41 @@ static char *script_stderr(void)
     return text;
 }
 
-/* run_script_under the remote hosts' usual shell, /bin/sh */
-static int run_script(const char *script, const char *input, char **out)
+/* The script for the ranks of `machine` (every rank with all_here) running cmd; caller
+ * frees. */
+static char *script_for(size_t machine, int all_here, const char *cmd)
 {
-    return run_script_under("/bin/sh", script, input, out);
+    Error err;
+    char *script = rankfan_script(s, machine, all_here, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    return script;
+}
+
+/* Runs script_for(machine, all_here, cmd) to its end under `sh`, `input` on its stdin;
+ * returns its wait status, its stdout in *out (caller frees). */
+static int run_ranks_under(const char *sh, size_t machine, int all_here, const char *cmd,
+                           const char *input, char **out)
+{
+    char *script = script_for(machine, all_here, cmd);
+    int st = run_script_under(sh, script, input, out);
+    free(script);
+    return st;
+}
+
+/* run_ranks_under the remote hosts' usual shell, /bin/sh */
+static int run_ranks(size_t machine, int all_here, const char *cmd, const char *input, char **out)
+{
+    return run_ranks_under("/bin/sh", machine, all_here, cmd, input, out);
+}
+
+/* Asserts that `line` (up to its newline, which it cuts) is the fan-out's notice naming
+ * `want`; sh names the shell in what fails. */
+static void assert_notice(char *line, const char *want, const char *sh)
+{
+    char who[160];
+    line[strcspn(line, "\n")] = 0;
+    cr_assert(rankfan_notice(line, who, sizeof who), "%s: '%s'", sh, line);
+    cr_assert_str_eq(who, want, "%s", sh);
 }
 
 /* Asserts that the process whose pid is in dir/NAME is gone, not merely signalled: init
@@ -143,56 +174,49 @@ static void assert_gone(const char *name)
 
 Test(rankfan, each_rank_gets_its_variables_and_the_schedule)
 {
-    Error err;
-    char *script = rankfan_script(
-        s, 0, 0,
-        "read -r line; echo \"$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE "
-        "$MASTER_ADDR:$MASTER_PORT $TUNEDECK_MACHINE $TUNEDECK_DEVICE $line\"",
-        &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{\"it's\": 1}\n", &out);
+    int st = run_ranks(0, 0,
+                       "read -r line; echo \"$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE "
+                       "$MASTER_ADDR:$MASTER_PORT $TUNEDECK_MACHINE $TUNEDECK_DEVICE $line\"",
+                       "{\"it's\": 1}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
     cr_assert(strstr(out, "0/3 local 0/2 10.0.0.1:31007 m0 cpu {\"it's\": 1}\n"), "%s", out);
     cr_assert(strstr(out, "1/3 local 1/2 10.0.0.1:31007 m0 gpu0 {\"it's\": 1}\n"), "%s", out);
     cr_assert(!strstr(out, "2/3"), "m1's rank runs on m1 only: %s", out);
     free(out);
-    free(script);
 }
 
 Test(rankfan, the_other_host_gets_its_own_rank_and_the_same_master)
 {
-    Error err;
-    char *script = rankfan_script(s, 1, 0, "echo \"$RANK $MASTER_ADDR $TUNEDECK_MACHINE\"", &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{}\n", &out);
+    int st = run_ranks(1, 0, "echo \"$RANK $MASTER_ADDR $TUNEDECK_MACHINE\"", "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     cr_assert_str_eq(out, "2 10.0.0.1 m1\n");
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_rank_killed_by_a_signal_is_named_with_it)
 {
     /* the OOM killer's SIGKILL reads as status 137 alone; the notice names the signal */
-    Error err;
-    char *script = rankfan_script(s, 1, 0, "cat > /dev/null; kill -KILL $$", &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script(script, "{}\n", &out);
+    char *out;
+    int st = run_ranks(1, 0, "cat > /dev/null; kill -KILL $$", "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "status %d: %s", st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "%s", out);
-    cr_assert_str_eq(who, "rank 2 (m1 gpu0) exited with status 137 (SIGKILL)");
+    assert_notice(out, "rank 2 (m1 gpu0) exited with status 137 (SIGKILL)", "/bin/sh");
     /* the shell that waited for the rank says "Killed", and its stderr is the trial's: the
      * trial's log and its failure's last line would hold it */
     char *said = script_stderr();
     cr_assert_str_empty(said, "the script said on stderr: %s", said);
     free(said);
     free(out);
-    free(script);
 }
+
+/* The head of a command for two ranks: rank 1 fails (status 9) once rank 0 has held the script
+ * (SIGSTOP; its pid in $fan); rank 0 goes on with the rest. Both find the script's folder
+ * from their standard input ($d/in). */
+#define RANK1_FAILS_HELD                                                                           \
+    "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "                                                 \
+    "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "     \
+    "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
 
 Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
 {
@@ -200,25 +224,15 @@ Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
      * and ended first) before this script's next look at its ranks: the TERM's trap left
      * without a word, and the trial's reason named only the peer. Here rank 0 holds the
      * script (SIGSTOP), lets rank 1 fail, sends the group a TERM, and lets the script go on:
-     * the TERM comes first, and says rank 1's failure. Both ranks find the script's folder
-     * from their standard input ($d/in). */
-    Error err;
+     * the TERM comes first, and says rank 1's failure. */
     const char *cmd =
-        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
-        "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
-        "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
-        "until grep -qx 1 \"$d/ended\" 2> /dev/null; do sleep 0.01; done; "
-        "trap '' TERM; kill -TERM 0; kill -CONT \"$fan\"";
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script(script, "{}\n", &out);
+        RANK1_FAILS_HELD "until grep -qx 1 \"$d/ended\" 2> /dev/null; do sleep 0.01; done; "
+                         "trap '' TERM; kill -TERM 0; kill -CONT \"$fan\"";
+    char *out;
+    int st = run_ranks(0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "status %d: %s", st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 9", "/bin/sh");
     free(out);
-    free(script);
 }
 
 /* Regression (seen once in pytorch.sh): a stop's TERM reached the group as a rank ended by
@@ -232,7 +246,6 @@ static void a_stop_as_a_rank_ends_names_it_under(const char *sh)
 {
     if (access(sh, X_OK) != 0)
         return;
-    Error err;
     const char *cmd =
         "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
         "if [ \"$RANK\" = 1 ]; then echo $PPID > \"$d/sub.1\"; kill -STOP $PPID; exit 9; fi; "
@@ -241,16 +254,11 @@ static void a_stop_as_a_rank_ends_names_it_under(const char *sh)
         "while [ -e /proc/$p ] && [ \"$(cut -d' ' -f3 /proc/$p/stat 2> /dev/null)\" != Z ]; "
         "do sleep 0.01; done; "
         "trap '' TERM; kill -TERM 0; kill -CONT \"$(cat \"$d/sub.1\")\"";
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script_under(sh, script, "{}\n", &out);
+    char *out;
+    int st = run_ranks_under(sh, 0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "%s: status %d: %s", sh, st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "%s: '%s'", sh, out);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9", "%s", sh);
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 9", sh);
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_stop_as_a_rank_ends_still_names_that_rank)
@@ -280,9 +288,7 @@ static void a_stop_in_the_scripts_sleep_is_quiet_under(const char *sh)
              "&& [ -n \"$p\" ] && kill -STOP $p 2> /dev/null; do sleep 0.01; done; : > %s; fi; "
              "exec sleep 60",
              dir, held);
-    Error err;
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
+    char *script = script_for(0, 0, cmd);
     pid_t pid = start_script_under(sh, script, "{}\n");
     while (access(held, F_OK) != 0)
         usleep(10 * 1000);
@@ -315,65 +321,47 @@ Test(rankfan, a_stop_in_the_scripts_own_sleep_says_nothing)
  * script go on: its first look finds both. */
 Test(rankfan, the_rank_that_ended_first_is_named_not_the_lowest)
 {
-    Error err;
     const char *cmd =
-        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
-        "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
-        "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
-        "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; sleep 0.2; "
-        "(sleep 0.3; kill -CONT \"$fan\") & exit 4";
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script(script, "{}\n", &out);
+        RANK1_FAILS_HELD "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; sleep 0.2; "
+                         "(sleep 0.3; kill -CONT \"$fan\") & exit 4";
+    char *out;
+    int st = run_ranks(0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 9, "status %d: %s", st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 9", "/bin/sh");
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_failing_rank_stops_the_others_and_its_status_is_the_hosts)
 {
-    Error err;
     char cmd[512];
     /* rank 0 would sleep for a minute; rank 1 fails after rank 0 has started its sleep */
     snprintf(cmd, sizeof cmd,
              "if [ \"$RANK\" = 1 ]; then while [ ! -s %s/sleeper ]; do sleep 0.05; done; "
              "exit 3; fi; sleep 60 & echo $! > %s/sleeper; wait",
              dir, dir);
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{}\n", &out);
+    int st = run_ranks(0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
     cr_assert(strstr(out, "tunedeck: rank 1 (m0 gpu0) exited with status 3"), "%s", out);
     /* the launchers read that line back to name the rank in the trial's reason */
-    char *nl = strstr(out, "tunedeck: rank 1"), who[160];
-    nl[strcspn(nl, "\n")] = 0;
-    cr_assert(rankfan_notice(nl, who, sizeof who), "%s", nl);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 3");
+    assert_notice(strstr(out, "tunedeck: rank 1"), "rank 1 (m0 gpu0) exited with status 3",
+                  "/bin/sh");
+    char who[160];
     cr_assert_not(rankfan_notice("tunedeck: rank 1 is slow", who, sizeof who));
     /* the other rank's sleep: its parent (rank 0's shell) is gone too */
     assert_gone("sleeper");
     free(out);
-    free(script);
 }
 
 Test(rankfan, all_here_runs_every_rank_with_a_loopback_master)
 {
-    Error err;
-    char *script = rankfan_script(s, 0, 1, "echo \"$RANK $MASTER_ADDR\"", &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{}\n", &out);
+    int st = run_ranks(0, 1, "echo \"$RANK $MASTER_ADDR\"", "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     cr_assert(strstr(out, "0 127.0.0.1\n") && strstr(out, "1 127.0.0.1\n") &&
                   strstr(out, "2 127.0.0.1\n"),
               "%s", out);
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_machine_without_ranks_is_refused)
