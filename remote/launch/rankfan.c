@@ -151,7 +151,14 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
      * the trap looks until a failed rank is found or every rank has ended, at most
      * STOP_LOOK_TENTHS. Its own TERM, INT and HUP are ignored from then on: a stop sends
      * the group's TERM and the marked processes' one, and a second run of the trap would say
-     * the notice twice. */
+     * the notice twice. While the ranks run, no child of the script's own runs in the
+     * foreground, where the stop's TERM could end it: a shell (dash, bash) says "Terminated"
+     * on its stderr, the trial's, of a foreground command a signal ended. So the main loop
+     * waits for a `sleep 0.1 &` (and `wait` lets the trap run at once), and `scan` takes a
+     * status with `read`, not `$(cat ...)`. dash's `wait` says it too of the job it waits for,
+     * when it reaps that job before it returns (the TERM ends the sleep and interrupts the
+     * wait at once): its stderr alone is /dev/null; the trap runs after it, with the
+     * script's. */
     if (shquote_append_raw(&b, &len,
                            "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
                            "trap 'rm -rf \"$d\"' EXIT\n"
@@ -163,7 +170,7 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "    ended=0\n"
                            "    [ -f \"$d/ended\" ] || return 0\n"
                            "    while read -r i; do\n"
-                           "        ended=$((ended + 1)); rc=$(cat \"$d/rc.$i\")\n"
+                           "        ended=$((ended + 1)); read -r rc < \"$d/rc.$i\"\n"
                            "        if [ \"$rc\" != 0 ] && [ \"$rc\" != \"$1\" ] && "
                            "[ -z \"$fail\" ]; then fail=$rc; who=$i; fi\n"
                            "    done < \"$d/ended\"\n"
@@ -205,7 +212,7 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "    scan -\n"
                            "    [ -n \"$fail\" ] && break\n"
                            "    [ $ended -eq $n ] && exit 0\n"
-                           "    sleep 0.1\n"
+                           "    sleep 0.1 & wait $! 2> /dev/null\n"
                            "done\n"
                            "notice\n"
                            "trap '' TERM\n"

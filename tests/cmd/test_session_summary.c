@@ -155,25 +155,41 @@ static void damaged_copies_read_alike(const char *text, const char *path)
     free(out);
 }
 
+/* A journal of `text` in a scratch folder of its own, read alike both ways as written; its
+ * summary in *s. */
+typedef struct {
+    char dir[32], path[256];
+} JournalFile;
+
+static void journal_write(JournalFile *j, const char *text, SessionSummary *s)
+{
+    snprintf(j->dir, sizeof j->dir, "/tmp/tunedeck-summary-XXXXXX");
+    cr_assert_not_null(mkdtemp(j->dir));
+    snprintf(j->path, sizeof j->path, "%s/s.jsonl", j->dir);
+    write_file(j->path, text, strlen(text));
+    assert_same(j->path, "the journal as written");
+    session_summary_read(j->path, "id", s);
+}
+
+static void journal_remove(JournalFile *j)
+{
+    unlink(j->path);
+    rmdir(j->dir);
+}
+
 Test(session_summary, one_pass_reads_every_journal_as_the_whole_parse_did)
 {
     char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
-    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/s.jsonl", dir);
-    write_file(path, text, strlen(text));
-    assert_same(path, "the journal as written");
+    JournalFile j;
     SessionSummary s;
-    session_summary_read(path, "id", &s);
+    journal_write(&j, text, &s);
     cr_assert_str_eq(s.state, "ended");
     cr_assert_eq(s.finished, 10);
     cr_assert_eq(s.budget, 10);
     cr_assert_eq(s.problems, 0);
-    damaged_copies_read_alike(text, path);
+    damaged_copies_read_alike(text, j.path);
     free(text);
-    unlink(path);
-    rmdir(dir);
+    journal_remove(&j);
 }
 
 /* The fixture has no override: its trials go on with two overrides queued (budget 11, then
@@ -201,23 +217,17 @@ Test(session_summary, one_pass_reads_the_override_queue_as_the_whole_parse_did)
              "\"budget\":12,\"raised\":2}\n"
              "{\"event\":\"suggested\",\"trial\":11,\"overridden\":true,\"override\":1%.*s\n",
              fx, slen, sched, slen, sched, (int)(eol - rest), rest);
-    char dir[] = "/tmp/tunedeck-summary-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/s.jsonl", dir);
-    write_file(path, text, strlen(text));
-    assert_same(path, "the journal as written");
+    JournalFile j;
     SessionSummary s;
-    session_summary_read(path, "id", &s);
+    journal_write(&j, text, &s);
     cr_assert_str_eq(s.state, "interrupted (resumable)");
     cr_assert_eq(s.budget, 12);
     cr_assert_eq(s.resume_budget, 13, "%ld", s.resume_budget);
     cr_assert_eq(s.problems, 0);
-    damaged_copies_read_alike(text, path);
+    damaged_copies_read_alike(text, j.path);
     free(text);
     free(fx);
-    unlink(path);
-    rmdir(dir);
+    journal_remove(&j);
 }
 
 /* A journal that cannot be read says so alike both ways, and has no resume budget (`sessions

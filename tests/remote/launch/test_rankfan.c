@@ -49,10 +49,9 @@ static void teardown(void)
 
 TestSuite(rankfan, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
-/* Runs the script as the launchers do (a process group of its own, the schedule on stdin)
- * under the shell `sh`; returns its wait status, its stdout in *out (caller frees); its
- * stderr is left in dir/stderr. */
-static int run_script_under(const char *sh, const char *script, const char *input, char **out)
+/* Starts the script as the launchers do (a process group of its own, the schedule on stdin)
+ * under the shell `sh`; its stdout goes to dir/stdout, its stderr to dir/stderr. */
+static pid_t start_script_under(const char *sh, const char *script, const char *input)
 {
     char in_path[128], out_path[128], err_path[128];
     snprintf(in_path, sizeof in_path, "%s/stdin", dir);
@@ -74,6 +73,15 @@ static int run_script_under(const char *sh, const char *script, const char *inpu
         execl(sh, "sh", "-c", script, (char *)NULL);
         _exit(127);
     }
+    setpgid(pid, pid); /* as the child does: a stop sent at once finds the group */
+    return pid;
+}
+
+/* Waits for a started script; returns its wait status, its stdout in *out (caller frees). */
+static int finish_script(pid_t pid, char **out)
+{
+    char out_path[128];
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     size_t len;
@@ -81,6 +89,13 @@ static int run_script_under(const char *sh, const char *script, const char *inpu
     *out = readall_file(out_path, 1 << 20, &len, &err);
     cr_assert_not_null(*out, "%s", err.msg);
     return status;
+}
+
+/* Runs the script to its end under the shell `sh` (start_script_under); returns its wait
+ * status, its stdout in *out (caller frees); its stderr is left in dir/stderr. */
+static int run_script_under(const char *sh, const char *script, const char *input, char **out)
+{
+    return finish_script(start_script_under(sh, script, input), out);
 }
 
 /* What the last script run wrote on stderr (caller frees). */
@@ -95,64 +110,113 @@ static char *script_stderr(void)
     return text;
 }
 
-/* run_script_under the remote hosts' usual shell, /bin/sh */
-static int run_script(const char *script, const char *input, char **out)
+/* The script for the ranks of `machine` (every rank with all_here) running cmd; caller
+ * frees. */
+static char *script_for(size_t machine, int all_here, const char *cmd)
 {
-    return run_script_under("/bin/sh", script, input, out);
+    Error err;
+    char *script = rankfan_script(s, machine, all_here, cmd, &err);
+    cr_assert_not_null(script, "%s", err.msg);
+    return script;
+}
+
+/* Runs script_for(machine, all_here, cmd) to its end under `sh`, `input` on its stdin;
+ * returns its wait status, its stdout in *out (caller frees). */
+static int run_ranks_under(const char *sh, size_t machine, int all_here, const char *cmd,
+                           const char *input, char **out)
+{
+    char *script = script_for(machine, all_here, cmd);
+    int st = run_script_under(sh, script, input, out);
+    free(script);
+    return st;
+}
+
+/* run_ranks_under the remote hosts' usual shell, /bin/sh */
+static int run_ranks(size_t machine, int all_here, const char *cmd, const char *input, char **out)
+{
+    return run_ranks_under("/bin/sh", machine, all_here, cmd, input, out);
+}
+
+/* Asserts that `line` (up to its newline, which it cuts) is the fan-out's notice naming
+ * `want`; sh names the shell in what fails. */
+static void assert_notice(char *line, const char *want, const char *sh)
+{
+    char who[160];
+    line[strcspn(line, "\n")] = 0;
+    cr_assert(rankfan_notice(line, who, sizeof who), "%s: '%s'", sh, line);
+    cr_assert_str_eq(who, want, "%s", sh);
+}
+
+/* Asserts that the process whose pid is in dir/NAME is gone, not merely signalled: init
+ * reaped it, or at worst it is a zombie, which kill(0) still finds; a live one would hold its
+ * state 'S'. */
+static void assert_gone(const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    size_t len;
+    Error err;
+    char *pid_text = readall_file(path, 64, &len, &err);
+    cr_assert_not_null(pid_text, "%s", err.msg);
+    pid_t pid = (pid_t)atol(pid_text);
+    cr_assert(pid > 1);
+    char stat_path[64], state = 'X';
+    snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(stat_path, "r");
+    if (f) {
+        cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
+        fclose(f);
+    }
+    cr_assert(state == 'X' || state == 'Z', "%s (pid %d) is still running (%c)", name, (int)pid,
+              state);
+    free(pid_text);
 }
 
 Test(rankfan, each_rank_gets_its_variables_and_the_schedule)
 {
-    Error err;
-    char *script = rankfan_script(
-        s, 0, 0,
-        "read -r line; echo \"$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE "
-        "$MASTER_ADDR:$MASTER_PORT $TUNEDECK_MACHINE $TUNEDECK_DEVICE $line\"",
-        &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{\"it's\": 1}\n", &out);
+    int st = run_ranks(0, 0,
+                       "read -r line; echo \"$RANK/$WORLD_SIZE local $LOCAL_RANK/$LOCAL_WORLD_SIZE "
+                       "$MASTER_ADDR:$MASTER_PORT $TUNEDECK_MACHINE $TUNEDECK_DEVICE $line\"",
+                       "{\"it's\": 1}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, out);
     cr_assert(strstr(out, "0/3 local 0/2 10.0.0.1:31007 m0 cpu {\"it's\": 1}\n"), "%s", out);
     cr_assert(strstr(out, "1/3 local 1/2 10.0.0.1:31007 m0 gpu0 {\"it's\": 1}\n"), "%s", out);
     cr_assert(!strstr(out, "2/3"), "m1's rank runs on m1 only: %s", out);
     free(out);
-    free(script);
 }
 
 Test(rankfan, the_other_host_gets_its_own_rank_and_the_same_master)
 {
-    Error err;
-    char *script = rankfan_script(s, 1, 0, "echo \"$RANK $MASTER_ADDR $TUNEDECK_MACHINE\"", &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{}\n", &out);
+    int st = run_ranks(1, 0, "echo \"$RANK $MASTER_ADDR $TUNEDECK_MACHINE\"", "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     cr_assert_str_eq(out, "2 10.0.0.1 m1\n");
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_rank_killed_by_a_signal_is_named_with_it)
 {
     /* the OOM killer's SIGKILL reads as status 137 alone; the notice names the signal */
-    Error err;
-    char *script = rankfan_script(s, 1, 0, "cat > /dev/null; kill -KILL $$", &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script(script, "{}\n", &out);
+    char *out;
+    int st = run_ranks(1, 0, "cat > /dev/null; kill -KILL $$", "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 137, "status %d: %s", st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "%s", out);
-    cr_assert_str_eq(who, "rank 2 (m1 gpu0) exited with status 137 (SIGKILL)");
+    assert_notice(out, "rank 2 (m1 gpu0) exited with status 137 (SIGKILL)", "/bin/sh");
     /* the shell that waited for the rank says "Killed", and its stderr is the trial's: the
      * trial's log and its failure's last line would hold it */
     char *said = script_stderr();
     cr_assert_str_empty(said, "the script said on stderr: %s", said);
     free(said);
     free(out);
-    free(script);
 }
+
+/* The head of a command for two ranks: rank 1 fails (status 9) once rank 0 has held the script
+ * (SIGSTOP; its pid in $fan); rank 0 goes on with the rest. Both find the script's folder
+ * from their standard input ($d/in). */
+#define RANK1_FAILS_HELD                                                                           \
+    "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "                                                 \
+    "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "     \
+    "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
 
 Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
 {
@@ -160,25 +224,15 @@ Test(rankfan, a_stop_after_a_rank_failed_still_names_that_rank)
      * and ended first) before this script's next look at its ranks: the TERM's trap left
      * without a word, and the trial's reason named only the peer. Here rank 0 holds the
      * script (SIGSTOP), lets rank 1 fail, sends the group a TERM, and lets the script go on:
-     * the TERM comes first, and says rank 1's failure. Both ranks find the script's folder
-     * from their standard input ($d/in). */
-    Error err;
+     * the TERM comes first, and says rank 1's failure. */
     const char *cmd =
-        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
-        "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
-        "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
-        "until grep -qx 1 \"$d/ended\" 2> /dev/null; do sleep 0.01; done; "
-        "trap '' TERM; kill -TERM 0; kill -CONT \"$fan\"";
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script(script, "{}\n", &out);
+        RANK1_FAILS_HELD "until grep -qx 1 \"$d/ended\" 2> /dev/null; do sleep 0.01; done; "
+                         "trap '' TERM; kill -TERM 0; kill -CONT \"$fan\"";
+    char *out;
+    int st = run_ranks(0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "status %d: %s", st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 9", "/bin/sh");
     free(out);
-    free(script);
 }
 
 /* Regression (seen once in pytorch.sh): a stop's TERM reached the group as a rank ended by
@@ -192,7 +246,6 @@ static void a_stop_as_a_rank_ends_names_it_under(const char *sh)
 {
     if (access(sh, X_OK) != 0)
         return;
-    Error err;
     const char *cmd =
         "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
         "if [ \"$RANK\" = 1 ]; then echo $PPID > \"$d/sub.1\"; kill -STOP $PPID; exit 9; fi; "
@@ -201,22 +254,64 @@ static void a_stop_as_a_rank_ends_names_it_under(const char *sh)
         "while [ -e /proc/$p ] && [ \"$(cut -d' ' -f3 /proc/$p/stat 2> /dev/null)\" != Z ]; "
         "do sleep 0.01; done; "
         "trap '' TERM; kill -TERM 0; kill -CONT \"$(cat \"$d/sub.1\")\"";
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script_under(sh, script, "{}\n", &out);
+    char *out;
+    int st = run_ranks_under(sh, 0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "%s: status %d: %s", sh, st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "%s: '%s'", sh, out);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9", "%s", sh);
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 9", sh);
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_stop_as_a_rank_ends_still_names_that_rank)
 {
     a_stop_as_a_rank_ends_names_it_under("/bin/sh");
     a_stop_as_a_rank_ends_names_it_under("/bin/bash");
+}
+
+/* Regression: a stop's TERM to the group (as the launchers stop a trial) found the script in
+ * its own `sleep 0.1` between two looks at its ranks, and dash said "Terminated" of that
+ * sleep on the script's stderr, which is the trial's: the trial's log and the last line of
+ * its error held it. Rank 0 holds that sleep (SIGSTOP) and tells the test, which stops the
+ * group: its TERM, then a CONT, so that the held sleep meets the TERM (a stopped process keeps
+ * it pending). The stop is still a stop: each rank ends of it, and the script exits 143
+ * without naming a rank. Under `sh` (dash) and bash, where there is one. */
+static void a_stop_in_the_scripts_sleep_is_quiet_under(const char *sh)
+{
+    if (access(sh, X_OK) != 0)
+        return;
+    char cmd[768], held[128];
+    snprintf(held, sizeof held, "%s/held", dir);
+    unlink(held);
+    snprintf(cmd, sizeof cmd,
+             "echo $$ > %s/rank.$RANK; "
+             "if [ \"$RANK\" = 0 ]; then fan=$(ps -o ppid= -p $PPID | tr -d ' '); "
+             "until p=$(ps -o pid=,comm= --ppid \"$fan\" | awk '$2 == \"sleep\" {print $1}') "
+             "&& [ -n \"$p\" ] && kill -STOP $p 2> /dev/null; do sleep 0.01; done; : > %s; fi; "
+             "exec sleep 60",
+             dir, held);
+    char *script = script_for(0, 0, cmd);
+    pid_t pid = start_script_under(sh, script, "{}\n");
+    while (access(held, F_OK) != 0)
+        usleep(10 * 1000);
+    cr_assert_eq(kill(-pid, SIGTERM), 0);
+    cr_assert_eq(kill(-pid, SIGCONT), 0);
+    char *out;
+    int st = finish_script(pid, &out);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "%s: status %d: %s", sh, st, out);
+    cr_assert_str_empty(out, "%s: a stop is no rank's failure: %s", sh, out);
+    char *said = script_stderr();
+    cr_assert_null(strstr(said, "Terminated"), "%s: the script said on stderr: %s", sh, said);
+    cr_assert_str_empty(said, "%s: the script said on stderr: %s", sh, said);
+    assert_gone("rank.0");
+    assert_gone("rank.1");
+    free(said);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_stop_in_the_scripts_own_sleep_says_nothing)
+{
+    a_stop_in_the_scripts_sleep_is_quiet_under("/bin/sh");
+    a_stop_in_the_scripts_sleep_is_quiet_under("/bin/bash");
 }
 
 /* Regression: a rank that crashes mid-step takes its peers down a moment later ("Connection
@@ -226,81 +321,47 @@ Test(rankfan, a_stop_as_a_rank_ends_still_names_that_rank)
  * script go on: its first look finds both. */
 Test(rankfan, the_rank_that_ended_first_is_named_not_the_lowest)
 {
-    Error err;
     const char *cmd =
-        "d=$(dirname \"$(readlink /proc/$$/fd/0)\"); "
-        "if [ \"$RANK\" = 1 ]; then while [ ! -e \"$d/held\" ]; do sleep 0.01; done; exit 9; fi; "
-        "fan=$(ps -o ppid= -p $PPID | tr -d ' '); kill -STOP \"$fan\"; : > \"$d/held\"; "
-        "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; sleep 0.2; "
-        "(sleep 0.3; kill -CONT \"$fan\") & exit 4";
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
-    char *out, who[160];
-    int st = run_script(script, "{}\n", &out);
+        RANK1_FAILS_HELD "while [ ! -s \"$d/rc.1\" ]; do sleep 0.01; done; sleep 0.2; "
+                         "(sleep 0.3; kill -CONT \"$fan\") & exit 4";
+    char *out;
+    int st = run_ranks(0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 9, "status %d: %s", st, out);
-    out[strcspn(out, "\n")] = 0;
-    cr_assert(rankfan_notice(out, who, sizeof who), "'%s'", out);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 9");
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 9", "/bin/sh");
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_failing_rank_stops_the_others_and_its_status_is_the_hosts)
 {
-    Error err;
     char cmd[512];
     /* rank 0 would sleep for a minute; rank 1 fails after rank 0 has started its sleep */
     snprintf(cmd, sizeof cmd,
              "if [ \"$RANK\" = 1 ]; then while [ ! -s %s/sleeper ]; do sleep 0.05; done; "
              "exit 3; fi; sleep 60 & echo $! > %s/sleeper; wait",
              dir, dir);
-    char *script = rankfan_script(s, 0, 0, cmd, &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{}\n", &out);
+    int st = run_ranks(0, 0, cmd, "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d: %s", st, out);
     cr_assert(strstr(out, "tunedeck: rank 1 (m0 gpu0) exited with status 3"), "%s", out);
     /* the launchers read that line back to name the rank in the trial's reason */
-    char *nl = strstr(out, "tunedeck: rank 1"), who[160];
-    nl[strcspn(nl, "\n")] = 0;
-    cr_assert(rankfan_notice(nl, who, sizeof who), "%s", nl);
-    cr_assert_str_eq(who, "rank 1 (m0 gpu0) exited with status 3");
+    assert_notice(strstr(out, "tunedeck: rank 1"), "rank 1 (m0 gpu0) exited with status 3",
+                  "/bin/sh");
+    char who[160];
     cr_assert_not(rankfan_notice("tunedeck: rank 1 is slow", who, sizeof who));
-    char path[128];
-    snprintf(path, sizeof path, "%s/sleeper", dir);
-    size_t len;
-    char *pid_text = readall_file(path, 64, &len, &err);
-    cr_assert_not_null(pid_text, "%s", err.msg);
-    pid_t sleeper = (pid_t)atol(pid_text);
-    cr_assert(sleeper > 1);
-    /* gone, not merely signalled: its parent (rank 0's shell) is gone and init reaped it, or
-     * at worst a zombie, which kill(0) still finds; a live sleeper would hold its state 'S' */
-    char stat_path[64], state = 'X';
-    snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", (int)sleeper);
-    FILE *f = fopen(stat_path, "r");
-    if (f) {
-        cr_assert_eq(fscanf(f, "%*d (%*[^)]) %c", &state), 1);
-        fclose(f);
-    }
-    cr_assert(state == 'X' || state == 'Z', "the other rank's sleep is still running (%c)", state);
-    free(pid_text);
+    /* the other rank's sleep: its parent (rank 0's shell) is gone too */
+    assert_gone("sleeper");
     free(out);
-    free(script);
 }
 
 Test(rankfan, all_here_runs_every_rank_with_a_loopback_master)
 {
-    Error err;
-    char *script = rankfan_script(s, 0, 1, "echo \"$RANK $MASTER_ADDR\"", &err);
-    cr_assert_not_null(script, "%s", err.msg);
     char *out;
-    int st = run_script(script, "{}\n", &out);
+    int st = run_ranks(0, 1, "echo \"$RANK $MASTER_ADDR\"", "{}\n", &out);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     cr_assert(strstr(out, "0 127.0.0.1\n") && strstr(out, "1 127.0.0.1\n") &&
                   strstr(out, "2 127.0.0.1\n"),
               "%s", out);
     free(out);
-    free(script);
 }
 
 Test(rankfan, a_machine_without_ranks_is_refused)

@@ -148,12 +148,14 @@ static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial, i
     }
 }
 
-/* A session of 3 trials on B:googlenet, run in dir to its end: its journal's lines but the
- * `ended` one in base (what every journal written here starts with: a resume needs them), its
- * first trial's schedule in *s. The tests write other files: it holds its own (in use). */
-static Session *three_trials(const char *dir, char *base, const Schedule **s)
+/* A session of 3 trials run to its end in a scratch folder made from the template `dir`:
+ * its journal's lines but its `ended` in `lines` (cap bytes), its first trial's schedule in
+ * *s (the session's: lines written for it need it). Caller frees the session (session_free)
+ * and removes the folder. */
+static Session *session_run(char *dir, char *lines, size_t cap, const Schedule **s)
 {
     Error err;
+    cr_assert_not_null(mkdtemp(dir));
     SessionSpec spec = {.sim = "B:googlenet", .optimizer = "random", .seed = 3, .budget = 3,
                         .trial_timeout_s = 600};
     Session *first = session_new(1, dir);
@@ -164,16 +166,21 @@ static Session *three_trials(const char *dir, char *base, const Schedule **s)
     FILE *f = fopen(tune_journal_path(first->journal), "r");
     cr_assert_not_null(f);
     static char line[1 << 14];
-    base[0] = 0;
+    size_t len = 0;
+    lines[0] = 0;
     while (fgets(line, sizeof line, f))
-        if (!strstr(line, "\"event\":\"ended\""))
-            strcat(base, line);
+        if (!strstr(line, "\"event\":\"ended\"")) {
+            size_t n = strlen(line);
+            cr_assert_lt(len + n, cap, "the session's journal outgrew the test's buffer");
+            memcpy(lines + len, line, n + 1);
+            len += n;
+        }
     fclose(f);
     return first;
 }
 
-/* first and its journal gone, and dir with all the tests wrote in it. */
-static void three_trials_free(Session *first, const char *dir)
+/* Frees session_run's session; removes its journal and the scratch folder. */
+static void session_gone(Session *first, const char *dir)
 {
     char own[4096], cmd[4200];
     snprintf(own, sizeof own, "%s", tune_journal_path(first->journal));
@@ -183,17 +190,44 @@ static void three_trials_free(Session *first, const char *dir)
     cr_assert_eq(system(cmd), 0);
 }
 
-Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
+/* A resume of the journal at path, as `tunedeck tune --resume` opens it, its stderr (the
+ * resume's problems) quiet; what and text name the journal where it fails. Caller frees. */
+static Session *resume_of(const char *dir, const char *path, const char *what, const char *text)
 {
     Error err;
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    dup2(quiet, 2);
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 0};
+    int rc = session_resume(again, path, &rs, 0, &err);
+    if (rc == 0)
+        rc = session_open(again, &rs, &err);
+    if (rc == 0)
+        rc = session_journal_begin(again, &err);
+    dup2(saved, 2);
+    close(quiet);
+    close(saved);
+    cr_assert_eq(rc, 0, "%s: %s\n%s", what, err.msg, text);
+    return again;
+}
+
+static int resume_budget_of(const char *dir, const char *path)
+{
+    Session *again = resume_of(dir, path, path, "");
+    int budget = tuner_budget(again->tuner);
+    session_free(again);
+    return budget;
+}
+
+Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
+{
     char dir[] = "/tmp/td-budget-agree-XXXXXX", path[4096];
-    cr_assert_not_null(mkdtemp(dir));
     static char base[1 << 16];
     const Schedule *s;
-    Session *first = three_trials(dir, base, &s);
+    Session *first = session_run(dir, base, sizeof base, &s);
+    /* another file: first holds its own (in use), and its schedule is needed for the lines */
     snprintf(path, sizeof path, "%s/agree.jsonl", dir);
 
-    int quiet = open("/dev/null", O_WRONLY), saved = dup(2); /* the resumes' problems */
     unsigned seed = 11;
     int raised_seen = 0;
     for (int k = 0; k < 120; k++) {
@@ -207,42 +241,17 @@ Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
         fclose(f);
         SessionSummary sum;
         session_summary_read(path, "id", &sum);
-        dup2(quiet, 2);
-        Session *again = session_new(1, dir);
-        SessionSpec rs = {.budget = 0};
-        int rc = session_resume(again, path, &rs, 0, &err);
-        if (rc == 0)
-            rc = session_open(again, &rs, &err);
-        if (rc == 0)
-            rc = session_journal_begin(again, &err);
-        dup2(saved, 2);
-        cr_assert_eq(rc, 0, "journal %d: %s\n%s", k, err.msg, text);
+        char what[32];
+        snprintf(what, sizeof what, "journal %d", k);
+        Session *again = resume_of(dir, path, what, text);
         cr_assert_eq(sum.resume_budget, tuner_budget(again->tuner),
                      "journal %d: sessions says %ld, the resume takes %d:\n%s", k,
                      sum.resume_budget, tuner_budget(again->tuner), text);
         raised_seen += sum.resume_budget > sum.budget;
         session_free(again);
     }
-    close(quiet);
-    close(saved);
     cr_assert_gt(raised_seen, 5, "the journals reach the raise");
-    three_trials_free(first, dir);
-}
-
-static int resume_budget_of(const char *dir, const char *path)
-{
-    Error err;
-    Session *again = session_new(1, dir);
-    SessionSpec rs = {.budget = 0};
-    int rc = session_resume(again, path, &rs, 0, &err);
-    if (rc == 0)
-        rc = session_open(again, &rs, &err);
-    if (rc == 0)
-        rc = session_journal_begin(again, &err);
-    cr_assert_eq(rc, 0, "%s", err.msg);
-    int budget = tuner_budget(again->tuner);
-    session_free(again);
-    return budget;
+    session_gone(first, dir);
 }
 
 /* Override 1 taken by trial 4, which never started, and trial 5 suggested after it (a damaged
@@ -252,10 +261,9 @@ static int resume_budget_of(const char *dir, const char *path)
 Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
 {
     char dir[] = "/tmp/td-budget-later-XXXXXX", path[4096];
-    cr_assert_not_null(mkdtemp(dir));
     static char text[1 << 16];
     const Schedule *s;
-    Session *first = three_trials(dir, text, &s);
+    Session *first = session_run(dir, text, sizeof text, &s);
     snprintf(path, sizeof path, "%s/later.jsonl", dir);
     FILE *f = fopen(path, "w");
     fputs(text, f);
@@ -268,10 +276,7 @@ Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
     add(f, journal_suggested_json(5, 0, 0, &sg, 0));
     fclose(f);
 
-    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
-    dup2(quiet, 2);
     int raised = resume_budget_of(dir, path); /* writes resumed{interrupted:[4,5]}, finished */
-    dup2(saved, 2);
     f = fopen(path, "r");
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f);
@@ -282,9 +287,7 @@ Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
     session_summary_read(path, "id", &sum);
     cr_assert_eq(sum.resume_budget, raised, "sessions says %ld after the resume's %d:\n%s",
                  sum.resume_budget, raised, text);
-    dup2(quiet, 2);
     int again = resume_budget_of(dir, path);
-    dup2(saved, 2);
     cr_assert_eq(again, raised, "the next resume takes %d, not %d:\n%s", again, raised, text);
 
     /* killed after its `resumed` line: the next resume finds the marks there */
@@ -298,15 +301,11 @@ Test(session_budget_agree, a_later_mark_of_a_settled_trial_counts)
     fwrite(text, 1, (size_t)(cut + 1 - text), f);
     fclose(f);
     session_summary_read(path, "id", &sum);
-    dup2(quiet, 2);
     again = resume_budget_of(dir, path);
-    dup2(saved, 2);
-    close(quiet);
-    close(saved);
     cr_assert_eq(again, raised, "killed, the next resume takes %d, not %d", again, raised);
     cr_assert_eq(sum.resume_budget, raised, "killed, sessions says %ld, not %d",
                  sum.resume_budget, raised);
-    three_trials_free(first, dir);
+    session_gone(first, dir);
 }
 
 /* The trials a resume replays, read from the journal at path (before the resume appends to
@@ -333,10 +332,9 @@ Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_
 {
     Error err;
     char dir[] = "/tmp/td-budget-refused-XXXXXX", path[4096];
-    cr_assert_not_null(mkdtemp(dir));
     static char base[1 << 16];
     const Schedule *s;
-    Session *first = three_trials(dir, base, &s);
+    Session *first = session_run(dir, base, sizeof base, &s);
     snprintf(path, sizeof path, "%s/refused.jsonl", dir);
 
     int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
@@ -380,7 +378,7 @@ Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_
     close(quiet);
     close(saved);
     cr_assert_gt(refused_seen, 20, "the journals hold refused schedules");
-    three_trials_free(first, dir);
+    session_gone(first, dir);
 }
 
 /* Out of order (a damaged journal): trial 5's line, its schedule refused, before trial 4's,
@@ -392,10 +390,9 @@ Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_
 Test(session_budget_agree, an_out_of_order_refused_line_leaves_the_next_trial_fresh)
 {
     char dir[] = "/tmp/td-budget-order-XXXXXX", path[4096];
-    cr_assert_not_null(mkdtemp(dir));
     static char text[1 << 16];
     const Schedule *s;
-    Session *first = three_trials(dir, text, &s);
+    Session *first = session_run(dir, text, sizeof text, &s);
     snprintf(path, sizeof path, "%s/order.jsonl", dir);
     FILE *f = fopen(path, "w");
     fputs(text, f);
@@ -431,5 +428,5 @@ Test(session_budget_agree, an_out_of_order_refused_line_leaves_the_next_trial_fr
     close(quiet);
     close(saved);
     cr_assert_eq(again, 7, "the next resume takes %d:\n%s", again, text);
-    three_trials_free(first, dir);
+    session_gone(first, dir);
 }
