@@ -12,6 +12,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "core/base/plural.h"
 #include "core/sched/losscurve.h"
 #include "remote/live/jobdir.h"
 #include "remote/live/liverun.h"
@@ -246,6 +247,41 @@ static int count_death(SchedLive *l, LiveJob *j, int64_t now)
     return ++j->deaths_near;
 }
 
+/* The run exited 0 unasked: its script says the training is done, so the job is done. The
+ * model finishes it now (sched_complete): its GPUs go back at once for the other jobs, and no
+ * decision places it again (docs/scheduler-live.md, "Deaths"). Left to the model's progress,
+ * its GPUs sat idle in the model until it finished the job there, and a decision that resized
+ * it meanwhile started it again. */
+static void ended_itself(SchedLive *l, LiveJob *j)
+{
+    j->ended_itself = 1;
+    j->need_start = 0;
+    j->want_gpus = 0;
+    j->resize_pending = 0;
+    j->ceiling_until_ms = 0; /* no lift to wait for */
+    char at[48];
+    schedlive_at_step(at, sizeof at, j->step);
+    size_t idx = (size_t)(j - l->jobs);
+    SchedJobInfo info;
+    Error err;
+    if (sched_job_info(l->s, idx, &info) < 0 || info.state == SCHED_JOB_DONE) {
+        schedlive_log(l, "%s: ended by itself %s", j->name, at); /* the model finished it too */
+        return;
+    }
+    if (sched_complete(l->s, idx, &err) < 0) {
+        schedlive_log(l, "%s: ended by itself %s (the scheduler: %s)", j->name, at, err.msg);
+        return;
+    }
+    j->complete_event = 1;
+    if (info.gpus > 0)
+        schedlive_log(l,
+                      "%s: ended by itself %s: done, its %d GPU%s go back to the scheduler "
+                      "for other jobs",
+                      j->name, at, info.gpus, plural_s(info.gpus));
+    else
+        schedlive_log(l, "%s: ended by itself %s: done", j->name, at);
+}
+
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
 {
     if (j->run) {
@@ -350,10 +386,7 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         } else if (asked) {
             schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
         } else if (strcmp(j->status, "exited 0") == 0) {
-            char at[48];
-            schedlive_log(l, "%s: ended by itself %s", j->name,
-                          schedlive_at_step(at, sizeof at, j->step));
-            j->ended_itself = 1;
+            ended_itself(l, j);
         } else {
             char ended[384]; /* its status (300) and where it stood */
             /* where this run stood: its own last line, not the run's before it (j->step is

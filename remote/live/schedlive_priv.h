@@ -69,7 +69,10 @@ typedef struct {
     int suspended;    /* the backend holds its run stopped (LiveRunOps.suspended): so does
                          the model (sched_suspend) */
     int suspended_stop_said; /* a stop waiting for the resume: said once a suspension */
-    int ended_itself; /* its last run exited 0 unasked: the script finished its training */
+    /* its last run exited 0 unasked: the script finished its training, and the model has
+     * the job done (sched_complete); complete_event: the model's finish that followed, said
+     * then, not again as a decision */
+    int ended_itself, complete_event;
     int seen; /* progress lines of the current run already taken */
     int refused_said; /* the current run's first refused protocol line logged */
     long step, saved_step, resumed_step, run_first_step;
