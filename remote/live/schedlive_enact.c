@@ -188,7 +188,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
         return;
     }
     /* A backend that refuses after the start (LiveRunOps.refused) clears it once the run
-     * ends otherwise (schedlive.c), so two refusals in a row still fail the job. */
+     * ends otherwise (schedlive_end.c), so two refusals in a row still fail the job. */
     if (!l->ops->refused)
         j->start_refused = 0;
     j->host = j->want_host;
@@ -256,7 +256,7 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
         return;
     }
     if (ev->kind == SCHED_EV_FINISH && j->complete_event) {
-        /* the model's side of a run that ended by itself: said then (schedlive.c) */
+        /* the model's side of a run that ended by itself: said then (schedlive_end.c) */
         j->complete_event = 0;
         return;
     }
