@@ -360,19 +360,25 @@ void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s)
         own_refit(j);
 }
 
+void sched_job_done(SchedState *s, size_t i)
+{
+    SJob *j = &s->jobs[i];
+    sched_release(s, i);
+    j->gpus = 0;
+    j->stall_left_s = 0;
+    sched_job_retire(j);
+    s->n_done++;
+}
+
 int sched_job_finish(SchedState *s, size_t i)
 {
     SJob *j = &s->jobs[i];
     double now = s->now_s;
     s->now_s = j->finish_s;
-    int from = j->gpus;
-    sched_release(s, i);
-    j->gpus = 0;
-    j->stall_left_s = 0;
-    int rc = sched_log_event(s, SCHED_EV_FINISH, i, from, 0);
+    /* a finish carries no placement: logged before the release, it reads the same */
+    int rc = sched_log_event(s, SCHED_EV_FINISH, i, j->gpus, 0);
     s->now_s = now;
-    sched_job_retire(j);
-    s->n_done++;
+    sched_job_done(s, i);
     return rc;
 }
 

@@ -108,7 +108,7 @@ typedef enum {
     SCHED_EV_START,  /* first allocation of a job (or restart after a preemption) */
     SCHED_EV_RESIZE, /* GPU count or hosts changed: checkpoint, stop, restart */
     SCHED_EV_STOP,   /* preempted or paused: checkpoint and stop, keeps no GPU */
-    SCHED_EV_FINISH, /* reached its epoch count; GPUs freed at the next decision */
+    SCHED_EV_FINISH, /* reached its epoch count (or finished outside: sched_complete); GPUs freed */
 } SchedEventKind;
 
 const char *sched_event_kind_name(SchedEventKind k);
@@ -204,6 +204,13 @@ int sched_evict(SchedState *s, size_t job, Error *err);
  * sched_pause say. It keeps its progress and shows as SCHED_JOB_FAILED. Fails for an unknown
  * or finished job, or out of memory (nothing changed). */
 int sched_abandon(SchedState *s, size_t job, Error *err);
+/* The job finished outside the scheduler (live mode: its run exited 0 unasked, the script's
+ * training is done): it is done now, as a job that reached its epoch count is. Its GPUs are
+ * given back at once, logged as a finish (SCHED_EV_FINISH) at the present time, its finish
+ * time is now (sched_summary counts its JCT), and no decision places it again. Its progress
+ * is kept as the model had it. Fails for an unknown job, one done or failed
+ * (sched_abandon), one still to arrive, or out of memory (nothing changed). */
+int sched_complete(SchedState *s, size_t job, Error *err);
 /* The job's run is suspended outside the scheduler (live mode: Slurm suspended its job for a
  * higher-priority one, PreemptMode=SUSPEND, or an operator's scontrol suspend): it keeps its
  * GPUs (Slurm keeps a suspended job's GRES), so they stay its in the model, but it makes no

@@ -166,6 +166,29 @@ int sched_abandon(SchedState *s, size_t job, Error *err)
     return 0;
 }
 
+int sched_complete(SchedState *s, size_t job, Error *err)
+{
+    if (job >= s->n_jobs)
+        return error_set(err, "complete: no job %zu", job);
+    SJob *j = &s->jobs[job];
+    if (j->done || j->abandoned)
+        return error_set(err, "complete '%s': expected a job not done and not failed, found it %s",
+                         j->name, j->done ? "done" : "failed");
+    if (j->submit_s > s->now_s)
+        return error_set(err,
+                         "complete '%s': expected a job that has arrived (at %g s), found "
+                         "the time %g s",
+                         j->name, j->submit_s, s->now_s);
+    /* logged first: out of memory leaves the job as it was */
+    if (sched_log_event(s, SCHED_EV_FINISH, job, j->gpus, 0) < 0)
+        return error_no_memory(err, "scheduler");
+    j->done = 1;
+    j->finish_s = s->now_s;
+    sched_job_done(s, job);
+    s->last_progress_s = s->now_s; /* its GPUs may let a job that waited run */
+    return 0;
+}
+
 int sched_set_usable(SchedState *s, int usable, Error *err)
 {
     if (usable == s->usable_gpus)

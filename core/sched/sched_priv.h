@@ -149,6 +149,9 @@ int sched_job_config(const SchedState *s, SJob *j, int w, JobConfig *c, double *
 void sched_job_observe(const SchedState *s, SJob *j, int nodes, double step_s);
 /* Frees a job marked done (finish_s set) and logs its finish event. */
 int sched_job_finish(SchedState *s, size_t job);
+/* A done job's GPUs back to their nodes, what only a live job needs freed, counted done:
+ * sched_job_finish after its event, sched_complete (core/sched/sched_input.c) after its own. */
+void sched_job_done(SchedState *s, size_t job);
 /* The simulation cannot end (core/sched/sched_report.c): fills err with the jobs that wait,
  * why, and the usable GPUs; returns -1. */
 int sched_stuck_error(const SchedState *s, Error *err);

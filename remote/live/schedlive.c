@@ -1,7 +1,7 @@
 /* The scheduler's live mode: a wall-clock SchedState whose decisions are enacted through a
  * backend's runs (remote/live/liverun.h: SSH or Slurm); here the model's time, each run
- * served (its signals, its end) and the queries. Enactment: schedlive_enact.c; a run's
- * progress lines: schedlive_progress.c. */
+ * served (its signals) and the queries. Enactment: schedlive_enact.c; a run's progress lines:
+ * schedlive_progress.c; its end: schedlive_end.c. */
 #include "remote/live/schedlive_priv.h"
 
 #include <math.h>
@@ -192,31 +192,10 @@ const char *schedlive_at_step(char *buf, size_t size, long step)
     return buf;
 }
 
-const char *schedlive_ended(char *buf, size_t size, long step, const char *status)
-{
-    if (step < 0)
-        snprintf(buf, size, "before its first progress line (%s)", status);
-    else
-        snprintf(buf, size, "after step %ld (its last progress line; %s)", step, status);
-    return buf;
-}
-
-/* A node of the job's run that the backend now calls unusable (its host down over SSH,
- * drained or down in Slurm), or -1. */
-static int run_on_unusable(const SchedLive *l, const LiveJob *j)
-{
-    for (size_t h = 0; l->node_unusable && h < j->n_run_nodes; h++) {
-        int node = j->run_nodes[h];
-        if (node >= 0 && node < sched_node_count(l->s) && l->node_unusable[node])
-            return node;
-    }
-    return -1;
-}
-
 /* A run the backend says waits on a limit of its size (LiveRunOps.over_limit: Slurm took the
  * job but will never start it as it is) is cancelled, and its end taken as a start refused
- * for its size (serve_job): the job gets a ceiling and goes on at the size it had, as when
- * sbatch refuses it at once. Not while its nodes are out of the model's use: Slurm's
+ * for its size (schedlive_run_ended): the job gets a ceiling and goes on at the size it had,
+ * as when sbatch refuses it at once. Not while its nodes are out of the model's use: Slurm's
  * PartitionNodeLimit also stands for nodes down or drained, which the node rounds handle. */
 static void over_limit(SchedLive *l, LiveJob *j)
 {
@@ -224,7 +203,7 @@ static void over_limit(SchedLive *l, LiveJob *j)
         return;
     LiveRefusal how = LIVERUN_REFUSED_TOO_BIG;
     const char *why = l->ops->over_limit(j->run, &how);
-    if (!why || run_on_unusable(l, j) >= 0)
+    if (!why || schedlive_run_on_unusable(l, j) >= 0)
         return;
     j->limit_wait = 1;
     j->limit_how = how;
@@ -232,18 +211,6 @@ static void over_limit(SchedLive *l, LiveJob *j)
     snprintf(j->limit_why, sizeof j->limit_why, "%s waits on %s, a limit on its size",
              l->ops->label ? l->ops->label(j->run) : "its run", why);
     schedlive_log(l, "%s: %s: cancelled", j->name, j->limit_why);
-}
-
-/* Counts a death; returns how many there have been in a row, each within death_window_s of
- * the one before: a job that dies once a day is restarted each time, one that dies again
- * soon after a restart is left failed. */
-static int count_death(SchedLive *l, LiveJob *j, int64_t now)
-{
-    if (j->deaths_near && now - j->last_death_ms >= (int64_t)(l->o.death_window_s * 1000))
-        j->deaths_near = 0;
-    j->deaths++;
-    j->last_death_ms = now;
-    return ++j->deaths_near;
 }
 
 static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
@@ -278,143 +245,8 @@ static void serve_job(SchedLive *l, LiveJob *j, int64_t now)
         }
         return;
     }
-    if (j->run && l->ops->status(j->run)[0]) {
-        /* the process ended */
-        snprintf(j->status, sizeof j->status, "%s", l->ops->status(j->run));
-        int asked = j->stop_wanted || j->stopping;
-        /* The backend's request was refused after its start returned (Slurm: sbatch's
-         * error): a refused start, not a death; a stop asked meanwhile is only a stop. */
-        LiveRefusal how = LIVERUN_REFUSED_ONCE;
-        const char *refused_why = !j->preempted && !asked && !l->stopping_all && l->ops->refused
-                                      ? l->ops->refused(j->run, &how)
-                                      : NULL;
-        /* cancelled on a limit of its size before it printed a line (one that started
-         * meanwhile and was stopped is an end like any other) */
-        int limited = j->limit_wait && j->seen == 0 && !l->stopping_all;
-        j->limit_wait = 0;
-        if (!refused_why && !limited) {
-            j->start_refused = 0;
-            j->limit_tries = 0;
-        }
-        /* Only a run seen running says its size passed the cluster's limits: one stopped or
-         * preempted while pending may have waited on a limit whose reason no round had read
-         * yet (LiveRunOps.over_limit), and would make a size refusal read as a count one
-         * (schedlive_limit_refused) or forget a ceiling the limit still holds.
-         * A preempted run was counted when the backend took it (schedlive_preempted), before
-         * its size was cleared. */
-        if (!refused_why && !limited && j->seen > 0 && !j->preempted)
-            schedlive_ran(j);
-        if (refused_why || limited) {
-            j->runs--; /* the job never ran */
-            schedlive_start_refused(l, j, refused_why ? how : j->limit_how, j->run_gpus,
-                                    j->n_run_nodes, j->run_slot_gpus,
-                                    refused_why ? refused_why : j->limit_why);
-        } else if (j->preempted) {
-            /* said when the backend took it (schedlive_preempted): no death. With REQUEUE that
-             * is usually while its copy is pending, before the exit line that says the TERM
-             * wrote a checkpoint reached its output: read again now that the run is over, so
-             * the next run resumes from that checkpoint rather than an older one or none. */
-            if (!j->preempt_saved && l->ops->rank0_saved(j->run)) {
-                j->has_ckpt = 1;
-                j->saved_step = j->step;
-                schedlive_log(l,
-                              "%s: its preempted run ended having written its checkpoint at "
-                              "step %ld: the next run resumes from it",
-                              j->name, j->step);
-            }
-        } else if (strstr(j->status, "exited 75: " SCHEDLIVE_FENCE_WORD)) {
-            /* Not a death: the job never started. Another run of it still holds its folder
-             * (left on a host whose sshd died); the backend stops that one when its host
-             * answers. The model keeps the placement; the start is tried again. */
-            if (!j->fence_said && !l->stopping_all)
-                schedlive_log(l,
-                              "%s: another run of it still holds its folder (one left on a "
-                              "host whose connection dropped?): it starts once that run has "
-                              "stopped, tried every %d s",
-                              j->name, SCHEDLIVE_FENCE_RETRY_S);
-            j->fence_said = 1;
-            j->runs--; /* the job never ran: the start that gets through is the run */
-            j->need_start = j->want_gpus > 0;
-            j->start_after_ms = now + SCHEDLIVE_FENCE_RETRY_S * 1000;
-        } else if (asked && strcmp(j->status, "exited 0") == 0) {
-            j->has_ckpt = 1;
-            j->saved_step = j->step;
-            char epoch[40] = "", loss[40] = "";
-            if (j->epoch >= 0)
-                snprintf(epoch, sizeof epoch, " (epoch %.2f)", j->epoch);
-            if (!isnan(j->loss))
-                snprintf(loss, sizeof loss, " (loss %.4f)", j->loss);
-            char at[48];
-            schedlive_log(l, "%s: stopped %s%s, checkpoint written%s", j->name,
-                          schedlive_at_step(at, sizeof at, j->step), epoch, loss);
-        } else if (asked) {
-            schedlive_log(l, "%s: stopped: %s (no new checkpoint)", j->name, j->status);
-        } else if (strcmp(j->status, "exited 0") == 0) {
-            char at[48];
-            schedlive_log(l, "%s: ended by itself %s", j->name,
-                          schedlive_at_step(at, sizeof at, j->step));
-            j->ended_itself = 1;
-        } else {
-            char ended[384]; /* its status (300) and where it stood */
-            /* where this run stood: its own last line, not the run's before it (j->step is
-             * the job's, kept across runs) when it died before printing one */
-            long run_step = j->seen ? j->step : -1;
-            if (l->ops->rank0_saved(j->run)) { /* another host's run died; rank 0 saved */
-                j->has_ckpt = 1;
-                j->saved_step = j->step;
-            }
-            int down = run_on_unusable(l, j);
-            if (down >= 0 && j->want_gpus > 0 && !l->stopping_all) {
-                /* Its host went down (drained in the model: schedlive_nodes.c). A restart
-                 * there now would only fail and leave the job failed; the decision that
-                 * moves it off the node starts it. Not the job's death: its node's. That
-                 * decision may have come in this very step, enacted before this end was
-                 * read (need_start set while the run was already over): its start stands. */
-                schedlive_log(l,
-                              "%s: its run ended %s with %s, which the scheduler no longer "
-                              "uses: it restarts %s where %s decision places it",
-                              j->name, schedlive_ended(ended, sizeof ended, run_step, j->status),
-                              schedlive_machine(l, down),
-                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
-                              j->need_start ? "this" : "the next");
-                /* No decision of this step placed it elsewhere: its GPUs go back in the model
-                 * (as a preemption's do), so the next decision places it again. Kept there, a
-                 * node that answers again before that decision left it placed and "running"
-                 * in the model, and a policy that does not resize it never started it. */
-                Error err;
-                if (!j->need_start && sched_evict(l->s, (size_t)(j - l->jobs), &err) < 0)
-                    schedlive_log(l, "%s: %s", j->name, err.msg);
-                else if (!j->need_start)
-                    j->preempt_event = 1; /* the model's stop that follows: said here */
-            } else if (count_death(l, j, now) == 1 && j->want_gpus > 0 && !l->stopping_all) {
-                char ago[96] = "";
-                double w = l->o.death_window_s;
-                if (j->deaths > 1)
-                    snprintf(ago, sizeof ago,
-                             " (its last death was over %.0f %s ago: counted as a first)",
-                             w >= 120 ? w / 60 : w, w >= 120 ? "min" : "s");
-                schedlive_log(l, "%s: died unexpectedly %s: restarting %s%s", j->name,
-                              schedlive_ended(ended, sizeof ended, run_step, j->status),
-                              j->has_ckpt ? "from its checkpoint" : "fresh (no checkpoint yet)",
-                              ago);
-                j->need_start = 1;
-            } else {
-                schedlive_log(l, "%s: died unexpectedly %s%s", j->name,
-                              schedlive_ended(ended, sizeof ended, run_step, j->status),
-                              j->want_gpus > 0 && !l->stopping_all
-                                  ? ": second death in a row, left stopped"
-                                  : "");
-                if (j->want_gpus > 0 && !l->stopping_all)
-                    schedlive_fail(l, j);
-            }
-        }
-        l->ops->free(j->run);
-        j->run = NULL;
-        j->run_gpus = 0;
-        j->n_run_nodes = 0;
-        j->stopping = j->stop_wanted = j->killed = 0;
-        j->preempted = j->preempt_saved = 0;
-    }
+    if (j->run && l->ops->status(j->run)[0])
+        schedlive_run_ended(l, j, now); /* schedlive_end.c */
     if (!j->run && j->need_start && j->want_gpus > 0 && !j->failed && !l->stopping_all &&
         now >= j->start_after_ms) {
         const LiveJob *k = schedlive_blocker(l, j);

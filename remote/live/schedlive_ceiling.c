@@ -177,9 +177,8 @@ void schedlive_ceilings_expire(SchedLive *l, int64_t now)
         if (!j->ceiling_until_ms)
             continue;
         /* Nothing to lift it for where no decision places the job again: failed (abandoned in
-         * the model) or finished in the model. A job whose run ended by itself is still the
-         * model's, and a later decision starts it again (schedlive_start_run): its ceiling is
-         * lifted when due, or the model's would hold for good. */
+         * the model) or done in the model (finished there, or its run ended by itself:
+         * sched_complete). */
         SchedJobInfo info;
         if (j->failed || (sched_job_info(l->s, i, &info) == 0 && info.state == SCHED_JOB_DONE)) {
             j->ceiling_until_ms = 0; /* not looked at again */

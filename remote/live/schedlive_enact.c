@@ -129,7 +129,6 @@ void schedlive_start_refused(SchedLive *l, LiveJob *j, LiveRefusal refusal, int 
 
 void schedlive_start_run(SchedLive *l, LiveJob *j)
 {
-    j->ended_itself = 0;
     size_t n = j->n_want_hosts;
     int total = 0;
     for (size_t h = 0; h < n; h++)
@@ -189,7 +188,7 @@ void schedlive_start_run(SchedLive *l, LiveJob *j)
         return;
     }
     /* A backend that refuses after the start (LiveRunOps.refused) clears it once the run
-     * ends otherwise (schedlive.c), so two refusals in a row still fail the job. */
+     * ends otherwise (schedlive_end.c), so two refusals in a row still fail the job. */
     if (!l->ops->refused)
         j->start_refused = 0;
     j->host = j->want_host;
@@ -256,6 +255,11 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
         j->resize_pending = 0;
         return;
     }
+    if (ev->kind == SCHED_EV_FINISH && j->complete_event) {
+        /* the model's side of a run that ended by itself: said then (schedlive_end.c) */
+        j->complete_event = 0;
+        return;
+    }
     char place[512] = "";
     size_t pl = 0;
     for (size_t i = 0; i < ev->n_slots && pl < sizeof place - 64; i++)
@@ -278,7 +282,7 @@ void schedlive_enact(SchedLive *l, const SchedEvent *ev)
     case SCHED_EV_RESIZE:
         if (ev->n_slots == 0 || ev->gpus_to <= 0)
             return;
-        if (j->failed) /* left stopped (schedlive_fail); the model no longer places it */
+        if (j->failed || j->ended_itself) /* the model no longer places it: never restarted */
             return;
         set_want(l, j, ev);
         if (up) {

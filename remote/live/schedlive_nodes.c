@@ -2,7 +2,8 @@
  * nodes, and GPUs other users' jobs hold), turned into the model's drains and holds, so the
  * scheduler moves its runs off a node Slurm took out and places none where it would only
  * pend; and a node the backend found since (added to the partition) added to the model
- * (remote/live/schedlive_priv.h). */
+ * (remote/live/schedlive_priv.h). Also which node of a run it calls unusable, for the run's
+ * end. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -207,4 +208,16 @@ int schedlive_sync_nodes(SchedLive *l)
 int schedlive_node_kept(const SchedLive *l, int node)
 {
     return l->node_kept && node >= 0 && node < sched_node_count(l->s) ? l->node_kept[node] : 0;
+}
+
+/* A node of the job's run that the backend now calls unusable (its host down over SSH,
+ * drained or down in Slurm), or -1. */
+int schedlive_run_on_unusable(const SchedLive *l, const LiveJob *j)
+{
+    for (size_t h = 0; l->node_unusable && h < j->n_run_nodes; h++) {
+        int node = j->run_nodes[h];
+        if (node >= 0 && node < sched_node_count(l->s) && l->node_unusable[node])
+            return node;
+    }
+    return -1;
 }

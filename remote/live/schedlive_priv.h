@@ -1,6 +1,7 @@
 /* Internal: the live driver's job records and state, shared by remote/live/schedlive.c (the
- * driver: model time, runs served, run ends), schedlive_progress.c (a run's progress lines and
- * the loss curve) and schedlive_enact.c (decisions turned into runs). Not a public API. */
+ * driver: model time, runs served), schedlive_end.c (a run's end), schedlive_progress.c (a
+ * run's progress lines and the loss curve), schedlive_enact.c (decisions turned into runs) and
+ * the other schedlive_*.c. Not a public API. */
 #ifndef TUNEDECK_SCHEDLIVE_PRIV_H
 #define TUNEDECK_SCHEDLIVE_PRIV_H
 
@@ -69,7 +70,10 @@ typedef struct {
     int suspended;    /* the backend holds its run stopped (LiveRunOps.suspended): so does
                          the model (sched_suspend) */
     int suspended_stop_said; /* a stop waiting for the resume: said once a suspension */
-    int ended_itself; /* its last run exited 0 unasked: the script finished its training */
+    /* its last run exited 0 unasked: the script finished its training, and the model has
+     * the job done (sched_complete); complete_event: the model's finish that followed, said
+     * then, not again as a decision */
+    int ended_itself, complete_event;
     int seen; /* progress lines of the current run already taken */
     int refused_said; /* the current run's first refused protocol line logged */
     long step, saved_step, resumed_step, run_first_step;
@@ -115,12 +119,19 @@ const char *schedlive_machine(const SchedLive *l, int m);
 /* Where a job is, for a log line: "at step N", or "before its first progress line" while it
  * has reported none (its step is -1 then, which no line should show). */
 const char *schedlive_at_step(char *buf, size_t size, long step);
+void schedlive_free_want(LiveJob *j);
+
+/* schedlive_end.c: the job's run (j->run, its status set) has ended: a start the backend
+ * refused after all, a run it took (said then), one the fence turned away (tried again), a
+ * stop with or without its checkpoint, a run that ended by itself (the job done in the model:
+ * sched_complete, its GPUs back), or a death (restarted once, a second in a row within
+ * death_window_s leaves the job failed; none where its host went down). The run is freed. */
+void schedlive_run_ended(SchedLive *l, LiveJob *j, int64_t now);
 /* How a run that ended unasked stood, for its line: "after step N (its last progress line;
  * STATUS)", since it ended some time after the last step it reported, not at it; or "before
  * its first progress line (STATUS)" for step -1 (the caller passes -1 when this run printed
  * none, whatever the job's step from its runs before). Returns buf. */
 const char *schedlive_ended(char *buf, size_t size, long step, const char *status);
-void schedlive_free_want(LiveJob *j);
 
 /* schedlive_progress.c: the lines the job's current run (j->run, not NULL) printed since the
  * last call (LiveRunOps.progress): its first said once (a resume checked against the
@@ -182,5 +193,8 @@ void schedlive_sync_suspended(SchedLive *l, LiveJob *j);
  * sync returns 0 while the backend has not read every node once: no decision yet. */
 int schedlive_watch_nodes(SchedLive *l, Error *err);
 int schedlive_sync_nodes(SchedLive *l);
+/* A node of the job's run that the backend now calls unusable (its host down over SSH,
+ * drained or down in Slurm), or -1. */
+int schedlive_run_on_unusable(const SchedLive *l, const LiveJob *j);
 
 #endif

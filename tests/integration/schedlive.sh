@@ -372,6 +372,8 @@ if [ "$rc" -eq 0 ] && python3 - "$T/out6" <<'PY'
 import re, sys
 out = open(sys.argv[1]).read()
 assert "b0: ended by itself at step 10" in out, "not ended by itself"
+assert re.search(r"b0: ended by itself at step 10: done, its \d+ GPUs? go back to the "
+                 r"scheduler for other jobs$", out, re.M), "its GPUs not given back"
 assert "every job has ended (1 completed, 0 failed): the run is over" in out, "no early end"
 over = re.search(r"live run over after ([\d.]+) s wall", out)
 assert over and float(over.group(1)) < 15, "waited for --duration"

@@ -421,3 +421,89 @@ Test(sched, an_abandoned_job_gives_its_gpus_back_and_is_never_placed_again)
     cr_assert_eq(sched_abandon(s, 99, &e), -1, "an unknown job is refused");
     sched_free(s);
 }
+
+/* sched_complete (live mode: a job whose run exited 0 unasked): it is done now, its GPUs back
+ * at once, logged as a finish, its JCT counted as a finished job's, and no later decision
+ * places it, whatever a pin says; the others use its GPUs. */
+Test(sched, a_job_completed_outside_is_done_gives_its_gpus_back_and_counts_its_jct)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0");
+    SchedJobInfo info;
+    sched_job_info(s, (size_t)c0, &info);
+    int held = info.gpus;
+    cr_assert_gt(held, 0, "placed before it completes");
+    cr_assert_neq(info.state, SCHED_JOB_DONE);
+    SchedSummary before;
+    sched_summary(s, &before);
+    size_t events = sched_event_count(s);
+    cr_assert_eq(sched_complete(s, (size_t)c0, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)c0, &info);
+    cr_assert_eq(info.gpus, 0);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_float_eq(info.finish_s, sched_now(s), 1e-9);
+    int owners[64];
+    for (int n = 0; n < sched_node_count(s); n++) {
+        sched_node_gpus(s, n, owners, 64);
+        for (int g = 0; g < 64; g++)
+            cr_assert_neq(owners[g], c0, "node %d GPU %d still its", n, g);
+    }
+    cr_assert_eq(sched_event_count(s), events + 1);
+    const SchedEvent *ev = sched_event(s, events);
+    cr_assert_eq(ev->kind, SCHED_EV_FINISH);
+    cr_assert_eq(ev->job, c0);
+    cr_assert_eq(ev->gpus_from, held);
+    cr_assert_eq(ev->gpus_to, 0);
+    cr_assert_float_eq(ev->time_s, sched_now(s), 1e-9);
+    SchedSummary after;
+    sched_summary(s, &after);
+    cr_assert_eq(after.done, before.done + 1, "its JCT is counted");
+    double sum = 0;
+    for (size_t i = 0; i < sched_job_count(s); i++) {
+        sched_job_info(s, i, &info);
+        if (info.state == SCHED_JOB_DONE)
+            sum += info.finish_s - info.submit_s;
+    }
+    cr_assert_float_eq(after.avg_jct_s * (double)after.done, sum, 1e-6);
+    cr_assert_eq(sched_complete(s, (size_t)c0, &e), -1, "done already");
+    cr_assert(strstr(e.msg, "found it done"), "%s", e.msg);
+    cr_assert_eq(sched_abandon(s, (size_t)c0, &e), -1, "a done job is not failed");
+    cr_assert_eq(sched_pin(s, (size_t)c0, 2, &e), 0, "%s", e.msg);
+    while (!sched_finished(s) && sched_now(s) < 1e6) {
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+        sched_job_info(s, (size_t)c0, &info);
+        cr_assert_eq(info.gpus, 0, "placed again at %g s", sched_now(s));
+        cr_assert_eq(info.state, SCHED_JOB_DONE);
+        fixture_sched_capacity(s);
+    }
+    cr_assert(sched_finished(s), "the others finish on its GPUs too");
+    for (size_t i = events + 1; i < sched_event_count(s); i++)
+        cr_assert_neq(sched_event(s, i)->job, c0, "an event for the completed job");
+    sched_summary(s, &after);
+    cr_assert_eq(after.done, 12);
+    cr_assert_eq(sched_complete(s, 99, &e), -1, "an unknown job is refused");
+    sched_free(s);
+}
+
+/* A failed job (sched_abandon) or one still to arrive cannot complete: it never ran. */
+Test(sched, only_a_job_that_arrived_and_did_not_fail_can_complete)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 200, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0");
+    cr_assert_eq(sched_abandon(s, (size_t)c0, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_complete(s, (size_t)c0, &e), -1);
+    cr_assert(strstr(e.msg, "found it failed"), "%s", e.msg);
+    size_t late = sched_job_count(s) - 1;
+    SchedJobInfo info;
+    sched_job_info(s, late, &info);
+    cr_assert_eq(info.state, SCHED_JOB_FUTURE);
+    cr_assert_eq(sched_complete(s, late, &e), -1);
+    cr_assert(strstr(e.msg, "expected a job that has arrived"), "%s", e.msg);
+    sched_job_info(s, late, &info);
+    cr_assert_eq(info.state, SCHED_JOB_FUTURE, "nothing changed");
+    sched_free(s);
+}

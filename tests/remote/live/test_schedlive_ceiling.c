@@ -32,11 +32,15 @@ typedef struct {
     char how[48]; /* the backend took it off its GPUs (LiveRunOps.preempted) */
 } LimitRun;
 
+static LimitRun *j0_run; /* j0's run started last */
+
 static void *limit_start(void *ctx, const LiveRunSpec *spec, LiveRefusal *refusal, Error *err)
 {
     (void)ctx, (void)refusal, (void)err;
     LimitRun *r = standin_run_new(sizeof(LimitRun));
     last_run = r;
+    if (strcmp(spec->name, "j0") == 0)
+        j0_run = r;
     if (starts < 64) {
         asked[starts] = spec->alloc->gpus;
         asked_nodes[starts] = (int)spec->alloc->n_hosts;
@@ -1007,17 +1011,31 @@ Test(schedlive_ceiling, the_held_node_cap_is_the_fewest_nodes_of_any_refusal_whi
     liverig_close(&r);
 }
 
-/* Regression: a job whose run ended by itself (exit 0 unasked) while a ceiling held had the
- * driver's lift forgotten (ceiling_until_ms cleared) but not the model's ceiling, which then
- * held for good: the job is still the model's, placed, and a later decision starts it again
- * (schedlive_start_run), capped under a limit the operator may have raised long since, its
- * ceiling shown with no time left. Its ceiling is lifted when due, as any running job's. j1,
- * still to arrive, keeps the run going once j0 has ended. */
-Test(schedlive_ceiling, a_job_that_ended_by_itself_under_a_ceiling_has_it_lifted_when_due)
+/* Steps the driver, `most` steps at most, until job `job` has been seen running at `gpus`
+ * GPUs, training, five steps in a row; 1 once it has. */
+static int step_until_job_running_at(LiveRig *r, size_t job, int gpus, int most)
+{
+    int seen = 0;
+    for (int i = 0; i < most && seen < 5; i++) {
+        run_steps(r, 1);
+        SchedLiveJob j;
+        schedlive_job(r->l, job, &j);
+        seen = j.running && j.gpus == gpus && j.step > 0 ? seen + 1 : 0;
+    }
+    return seen == 5;
+}
+
+/* A job whose run ends by itself (exit 0 unasked) while its ceiling holds is done: the model
+ * has it finished (sched_complete), its GPUs go to the other job at the next decision, it is
+ * never started again, and nothing stays capped: no lift is waited for or said, and the other
+ * job grows past the ceiling's 3 GPUs. Before, the job stayed the model's, holding its GPUs,
+ * and a later decision started it again, its ceiling lifted when due (commit 1925afb1). j1
+ * arrives at 300 s of the model's time, once j0 is back at 2 GPUs under its ceiling. */
+Test(schedlive_ceiling, a_job_that_ended_by_itself_under_a_ceiling_gives_its_gpus_to_the_other_job)
 {
     static LiveRig r;
     plan(2, 0, LIVERUN_REFUSED_ONCE);
-    open_rig_late(&r, standin_two_by_two(), 2, 2, &LIMITED, 0.5, 1, 1e6);
+    open_rig_late(&r, standin_two_by_two(), 2, 2, &LIMITED, 0.5, 1, 300);
     now_ms = clock_now_ms();
     step_until_said(&r, 0, "its ceiling is now", 300);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
@@ -1025,22 +1043,34 @@ Test(schedlive_ceiling, a_job_that_ended_by_itself_under_a_ceiling_has_it_lifted
                              "goes past for 0.5 s"),
               "%s", r.text);
     cr_assert(step_until_running_at(&r, 2, 20), "back at 2 GPUs while it holds: %s", r.text);
+    cr_assert(step_until_job_running_at(&r, 1, 2, 20), "j1 beside it at 2 GPUs: %s", r.text);
     too_big = 0; /* the operator raises the limit */
-    size_t said = strlen(r.text);
-    StandinRun *run = last_run;
-    snprintf(run->status, sizeof run->status, "exited 0"); /* its script is done */
-    step_until_said(&r, said, "j0: ended by itself", 5);
-    cr_assert(strstr(r.text + said, "j0: ended by itself at step"), "%s", r.text + said);
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
-    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text + said);
-    cr_assert_gt(j.ceiling_left_s, 0, "still held: %s", r.text + said);
-    step_until_said(&r, said, "is lifted", 100); /* 2 s: past the 0.5 s hold */
-    cr_assert(strstr(r.text + said, "j0: its ceiling of 3 GPUs is lifted (0.5 s passed)"), "%s",
-              r.text);
+    cr_assert(j.running && j.ceiling_gpus == 3 && j.ceiling_left_s > 0, "still held: %s", r.text);
+    int j0_starts = j.runs;
+    size_t said = strlen(r.text);
+    snprintf(j0_run->head.status, sizeof j0_run->head.status, "exited 0"); /* its script is done */
+    step_until_said(&r, said, "j0: ended by itself", 5);
+    cr_assert(strstr(r.text + said, "j0: ended by itself at step "), "%s", r.text + said);
+    cr_assert(strstr(r.text + said, ": done, its 2 GPUs go back to the scheduler for other jobs\n"),
+              "%s", r.text + said);
     schedlive_job(r.l, 0, &j);
-    cr_assert_eq(j.ceiling_gpus, 0, "the model's ceiling lifted too: %s", r.text + said);
-    cr_assert(step_until_running_at(&r, 4, 300), "a later start is not held under it: %s",
-              r.text + said);
+    cr_assert_eq(j.ceiling_left_s, 0, "no lift to wait for: %s", r.text + said);
+    SchedJobInfo info;
+    cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
+    cr_assert_eq(info.state, SCHED_JOB_DONE, "%s", r.text + said);
+    cr_assert_eq(info.gpus, 0, "%s", r.text + said);
+    cr_assert(step_until_job_running_at(&r, 1, 4, 12), "j1 takes j0's GPUs: %s", r.text + said);
+    cr_assert(strstr(r.text + said, ": resize j1 2 -> 4 GPUs on m"), "%s", r.text + said);
+    run_steps(&r, 100); /* 2 s: past the 0.5 s hold and the 1 s most */
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.runs, j0_starts, "never started again: %s", r.text + said);
+    cr_assert_null(strstr(r.text + said, "j0: started"), "%s", r.text + said);
+    cr_assert_null(strstr(r.text + said, "is lifted"), "nothing to lift: %s", r.text + said);
+    cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
+    cr_assert_eq(info.gpus, 0, "no decision placed it again: %s", r.text + said);
+    schedlive_job(r.l, 1, &j);
+    cr_assert_eq(j.ceiling_gpus, 0, "j1 is not capped: %s", r.text + said);
     liverig_close(&r);
 }
