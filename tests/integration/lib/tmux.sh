@@ -81,6 +81,12 @@ tmux_wait_check() {
     return 1
 }
 
+# tmux_wait_gone SESSION PATTERN SECONDS: tmux_wait_check until the extended regex is not on
+# the screen (a row written after the line that was waited for, which may still show the
+# frame before).
+tmux_absent() { ! grep -Eq -- "$1" "$tmux_screen"; }
+tmux_wait_gone() { tmux_wait_check "$1" "$3" tmux_absent "$2"; }
+
 # tmux_fail_exit TEXT: for the suites that stop at their first failure: TEXT and the last
 # capture on stderr, then exit 1 (the suite's trap stops the server).
 tmux_fail_exit() {
