@@ -45,8 +45,9 @@ wait_for 'Accept an unknown host key\?'
 wait_for "$fp2" 10 F
 wait_for "host h2 (127.0.0.12 port $H_PORT) offers the key" 10 F
 # the box stands clear of the hosts pane, a blank column and row around it, and its text a
-# column in from each border (the pane's text touched it, and its text its left border)
-/usr/bin/python3 - "$T/screen.txt" <<'PY' || fail "the accept box has no blank margin: $(cat "$T/screen.txt")"
+# column in from each border (the pane's text touched it, and its text its left border).
+# Checked until it holds: the box's rows below the line waited for may not be written yet.
+cat > "$T/margin.py" <<'PY'
 import sys
 rows = open(sys.argv[1], encoding="utf-8").read().split("\n")
 top = next(i for i, r in enumerate(rows) if "Accept an unknown host key?" in r)
@@ -62,6 +63,8 @@ for y in range(top + 1, bottom):
     assert cell(y, left + 1) == " " and cell(y, right - 1) == " ", rows[y]
 assert "\u2502 host h2 (" in "\n".join(rows)
 PY
+box_clear() { /usr/bin/python3 "$T/margin.py" "$tmux_screen" 2> /dev/null; }
+tmux_wait_check c 10 box_clear || fail "the accept box has no blank margin: $(cat "$tmux_screen")"
 tmx send-keys -t c n
 wait_for 'host key not accepted'
 listed 127.0.0.12 && fail "a refused key reached known_hosts"

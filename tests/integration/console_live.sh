@@ -47,7 +47,9 @@ tmux_start c 200 50 \
 # on the tune view's "no tuning in this session")
 wait_for 'doubling live t=[0-9]+s'
 # Space pauses tuning and the simulated scheduler: with neither it is not offered, and says
-# so (it logged "paused: no new trial starts" while the jobs ran on, the tab bar "running")
+# so (it logged "paused: no new trial starts" while the jobs ran on, the tab bar "running").
+# The hints are the frame's last row: shown whole first, or their absence would prove nothing.
+wait_for '^ \? help  1-3 views  .* q quit *$'
 not_on_screen c 'Space pause'
 tmx send-keys -t c Space
 wait_for 'nothing to pause: Space pauses tuning, and there is none here; the live jobs keep running'

@@ -26,9 +26,11 @@ quit() {
 id="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$tmp/three.json")"
 tmux_start r 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$TUNEDECK_STATE_DIR $bin --resume $id --budget 6 --pace-ms 20 --no-sched 2>$tmp/err"
 wait_for r "6/6 .*done"
-# trial 1 is the design probe (stopped after 5 iterations, shown as pruned)
+# trial 1 is the design probe (stopped after 5 iterations, shown as pruned). Each row is
+# waited for: the capture that showed "6/6 done" in the top bar may hold the frame only in
+# part (the console writes it in many writes, top to bottom), trial 6's row not yet.
 for n in 1 2 3 4 5 6; do
-    grep -qE "^│ +$n +(ok|pruned) " "$tmp/screen.txt" || fail "trial $n is not on the screen"
+    tmux_wait r "^│ +$n +(ok|pruned) " 10 || fail "trial $n is not on the screen"
 done
 quit r
 grep -q "EXITED rc=0" "$tmp/screen.txt" || fail "the console did not exit cleanly"
@@ -84,8 +86,8 @@ ojournal="$(find "$tmp/o" -name '*.jsonl' | head -1)"
 cp -R "$tmp/o" "$tmp/w" # for the budget that leaves one waiting, below
 tmux_start o2 120 35 "env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/o $bin --resume $oid --budget 3 --pace-ms 20 --no-sched 2>$tmp/o2err"
 wait_for o2 "3/3 .*done"
-for n in 2 3; do
-    grep -qE "^│ +$n +(ok|pruned) .*override" "$tmp/screen.txt" || fail "trial $n did not run the override"
+for n in 2 3; do # waited for, as the rows above
+    tmux_wait o2 "^│ +$n +(ok|pruned) .*override" 10 || fail "trial $n did not run the override"
 done
 # the log says so (L shows it whole)
 tmx send-keys -t o2 L
@@ -150,7 +152,8 @@ grep -q ' 2/3 .*interrupted' "$tmp/klist" || fail "sessions after :budget 3 and 
 # A full disk (a file size limit) under the console's journal.
 tmux_start f 120 35 "sh -c 'ulimit -f 24; env TERM=xterm-256color LANG=C.UTF-8 TUNEDECK_STATE_DIR=$tmp/full $bin --sim A:googlenet --optimizer random --pace-ms 20 --no-sched 2>$tmp/ferr'"
 wait_for f "| stopped"
-grep -q "cancelled" "$tmp/screen.txt" || fail "the trial not launched is not shown cancelled"
+# its row is below the top bar, perhaps not yet written when "stopped" showed: waited for
+tmux_wait f "cancelled" 10 F || fail "the trial not launched is not shown cancelled"
 quit f
 [ ! -s "$tmp/ferr" ] || grep -q "could not be written" "$tmp/ferr" || fail "stderr: $(cat "$tmp/ferr")"
 grep -q "could not be written" "$tmp/ferr" || fail "no word of the failed journal after the console closed"

@@ -219,7 +219,8 @@ tmx send-keys -t jobs Space
 wait_for jobs '^ \? help  1-3 views  : command  PgUp/PgDn jobs  Space pause  q quit *$'
 tmx send-keys -t jobs NPage
 wait_for jobs 'Jobs: [^┐]*  10-19/[0-9]+ '
-not_on_screen jobs '^.a  resnet110-0 '
+# the rows are written after their title: the first page's may still show for a moment
+tmux_wait_gone jobs '^.a  resnet110-0 ' 10 || fail "session jobs: the first page's rows still show on the second"
 tmx send-keys -t jobs G
 wait_for jobs 'Jobs: [^┐]*  ([2-9][0-9])-([0-9]+)/\2 '
 tmx send-keys -t jobs g

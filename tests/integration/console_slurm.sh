@@ -30,11 +30,13 @@ wait_for 'doubling live t=[0-9]+s' 15 # opens on the cluster view: no tuning her
 # legend in the title
 wait_for 'solo +[0-9]+ +running .* run n1:0(\+1)? step [1-9][0-9]*' 30
 wait_for 'GPUs: [12]/4 held, 1 (▒|#) other users. jobs' 10
-grep -qE 'n1 +a' "$T/screen.txt" || fail "solo is not on n1 in the grid"
-grep -qE 'n2 +(▒·|·▒|#\.|\.#)' "$T/screen.txt" || fail "the other job's GPU is not foreign on n2"
+# the grid's rows are written after the title that says so (a frame comes in many writes):
+# waited for, not read from the capture that showed the title
+tmux_wait c 'n1 +a' 10 || fail "solo is not on n1 in the grid"
+tmux_wait c 'n2 +(▒·|·▒|#\.|\.#)' 10 || fail "the other job's GPU is not foreign on n2"
 gpu=$(scontrol show -d job "$other" | sed -n 's/.*GRES=gpu[^(]*(IDX:\([0-9]\)).*/\1/p' | head -1)
-if [ "$gpu" = 0 ]; then grep -qE 'n2 +(▒·|#\.)' "$T/screen.txt" || fail "foreign is not GPU 0 of n2"
-else grep -qE 'n2 +(·▒|\.#)' "$T/screen.txt" || fail "foreign is not GPU 1 of n2"; fi
+if [ "$gpu" = 0 ]; then tmux_wait c 'n2 +(▒·|#\.)' 10 || fail "foreign is not GPU 0 of n2"
+else tmux_wait c 'n2 +(·▒|\.#)' 10 || fail "foreign is not GPU 1 of n2"; fi
 # :drain n1 in Slurm under solo: the live scheduler reads it at its next tick, solo
 # checkpoints and moves to the GPU of n2 the other job leaves; the grid follows Slurm's
 # grant, nothing of ours stays on n1. :undrain n1 makes it usable again.

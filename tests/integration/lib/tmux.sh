@@ -64,6 +64,29 @@ tmux_wait() {
     return 1
 }
 
+# tmux_wait_check SESSION SECONDS COMMAND...: polls as tmux_wait does until COMMAND, run on
+# each capture (in $tmux_screen), succeeds; returns 1 when it never did, the last capture
+# staying in $tmux_screen. For checks of more than one line: the console writes a frame in
+# many writes, top to bottom, and tmux can be read between two of them, so the capture that
+# first shows one line of a frame may hold the rows below it from the frame before.
+tmux_wait_check() {
+    tmux_check_session="$1" tmux_check_polls=$(($2 * 20))
+    shift 2
+    tmux_polls=0
+    while [ "$tmux_polls" -lt "$tmux_check_polls" ]; do
+        tmux_capture "$tmux_check_session" && "$@" && return 0
+        sleep 0.05
+        tmux_polls=$((tmux_polls + 1))
+    done
+    return 1
+}
+
+# tmux_wait_gone SESSION PATTERN SECONDS: tmux_wait_check until the extended regex is not on
+# the screen (a row written after the line that was waited for, which may still show the
+# frame before).
+tmux_absent() { ! grep -Eq -- "$1" "$tmux_screen"; }
+tmux_wait_gone() { tmux_wait_check "$1" "$3" tmux_absent "$2"; }
+
 # tmux_fail_exit TEXT: for the suites that stop at their first failure: TEXT and the last
 # capture on stderr, then exit 1 (the suite's trap stops the server).
 tmux_fail_exit() {
