@@ -271,7 +271,11 @@ SlurmCancelOutcome slurm_alloc_cancel_outcome(int rc, const char *err_text, cons
 {
     static const char said[] = "Terminating job ";
     size_t n = strlen(id);
-    for (const char *p = err_text; (p = strstr(p, said)); p++) {
+    /* slurmctld's refusal comes after the "Terminating job" line (one completing: "Job/step
+     * already completing or completed"), so a named job counts only without one */
+    char refused[96];
+    snprintf(refused, sizeof refused, "Kill job error on job id %s:", id);
+    for (const char *p = err_text; !strstr(err_text, refused) && (p = strstr(p, said)); p++) {
         const char *q = p + strlen(said);
         if (strncmp(q, id, n) == 0 && (q[n] == 0 || q[n] == '\n' || q[n] == ' '))
             return SLURM_CANCEL_SENT;

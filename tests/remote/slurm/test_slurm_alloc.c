@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "remote/slurm/slurm_alloc.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/standins.h"
 
 Test(slurm_alloc, granted_job_from_salloc_stderr)
@@ -186,6 +187,31 @@ Test(slurm_alloc, what_scancel_says_of_a_job)
     cr_assert_eq(slurm_alloc_cancel_outcome(0, "scancel: Terminating job 571\n", "57", 1),
                  SLURM_CANCEL_GONE);
     cr_assert_eq(slurm_alloc_cancel_outcome(0, "", "57", 1), SLURM_CANCEL_GONE);
+}
+
+/* The words captured on the harness (tests/fixtures/slurm/README says each command). */
+static SlurmCancelOutcome captured(const char *file, int rc, const char *id, int verbose)
+{
+    char *text = fixture_read(file);
+    SlurmCancelOutcome o = slurm_alloc_cancel_outcome(rc, text, id, verbose);
+    free(text);
+    return o;
+}
+
+Test(slurm_alloc, what_scancel_said_on_the_harness)
+{
+    cr_assert_eq(captured("slurm/scancel-22.05-ours.err", 0, "1", 1), SLURM_CANCEL_SENT);
+    cr_assert_eq(captured("slurm/scancel-22.05-other-name.err", 0, "1", 1), SLURM_CANCEL_GONE,
+                 "another job's name: not ours, left alone");
+    cr_assert_eq(captured("slurm/scancel-22.05-ended.err", 1, "3", 1), SLURM_CANCEL_GONE);
+    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "3", 1),
+                 SLURM_CANCEL_GONE);
+    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "4", 1),
+                 SLURM_CANCEL_SENT);
+    cr_assert_eq(captured("slurm/scancel-22.05-completed.err", 0, "1", 1), SLURM_CANCEL_GONE,
+                 "\"Terminating job 1\", then refused: it was completing already");
+    cr_assert_eq(captured("slurm/scancel-22.05-no-controller.err", 1, "1", 0),
+                 SLURM_CANCEL_REFUSED);
 }
 
 static char cdir[] = "/tmp/tunedeck-scancel.XXXXXX";
