@@ -59,8 +59,7 @@ static int all_digits(const char *s, size_t max)
 static int ours(const char *job, const char *name)
 {
     static const char prefix[] = "tunedeck-tune-";
-    return job && name && all_digits(job, 10) &&
-           strncmp(name, prefix, sizeof prefix - 1) == 0 &&
+    return job && name && all_digits(job, 10) && strncmp(name, prefix, sizeof prefix - 1) == 0 &&
            all_digits(name + sizeof prefix - 1, 10);
 }
 

@@ -16,8 +16,8 @@
 enum { TUNE_ALLOC_LEFT_MAX = 8 };
 
 typedef struct {
-    char job[32];  /* Slurm's job id */
-    char name[48]; /* its --job-name: tunedeck-tune-PID */
+    char job[32];    /* Slurm's job id */
+    char name[48];   /* its --job-name: tunedeck-tune-PID */
     char where[256]; /* the login node it was made through, or "here" */
 } TuneAllocLeft;
 

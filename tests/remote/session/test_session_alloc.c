@@ -39,9 +39,15 @@ static void say(void *ud, const char *line)
 static Session *open_one(const char *dir, const char *inv, const char *resume, char *said)
 {
     Session *s = session_new(1, dir);
-    SessionSpec spec = {.cluster = inv, .job = TINY_JOB, .launcher = "slurm",
-                        .optimizer = "random", .seed = 1, .budget = 2, .trial_timeout_s = 60,
-                        .on_report = say, .report_userdata = said};
+    SessionSpec spec = {.cluster = inv,
+                        .job = TINY_JOB,
+                        .launcher = "slurm",
+                        .optimizer = "random",
+                        .seed = 1,
+                        .budget = 2,
+                        .trial_timeout_s = 60,
+                        .on_report = say,
+                        .report_userdata = said};
     Error err;
     if (resume)
         cr_assert_eq(session_resume(s, resume, &spec, 0, &err), 0, "%s", err.msg);
@@ -85,8 +91,8 @@ Test(session_alloc, a_release_that_fails_is_said_kept_and_done_by_the_resume,
     session_close(a);
     const char *left = session_alloc_left(a);
     cr_assert_not_null(left, "the failed release is said");
-    snprintf(line, sizeof line, "the session's allocation, Slurm job 77 (%s), was not released: ",
-             name);
+    snprintf(line, sizeof line,
+             "the session's allocation, Slurm job 77 (%s), was not released: ", name);
     cr_assert(strstr(left, line), "%s", left);
     cr_assert(strstr(left, "Unable to contact slurm controller"), "%s", left);
     cr_assert(strstr(left, "release it with `scancel 77` (or `tunedeck tune --resume "), "%s",

@@ -32,20 +32,23 @@ Test(tune_alloc, an_allocation_never_released_is_left)
 Test(tune_alloc, a_released_one_is_not_and_a_resume_adds_its_own)
 {
     TuneAllocLeft l[TUNE_ALLOC_LEFT_MAX];
-    cr_assert_eq(left_of("{\"event\":\"session\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"57\",\"name\":\"tunedeck-tune-1\"}\n"
-                         "{\"event\":\"resumed\"}\n"
-                         "{\"event\":\"slurm_allocation_released\",\"job\":\"57\",\"result\":\"released\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"60\",\"name\":\"tunedeck-tune-2\"}\n"
-                         "{\"event\":\"slurm_allocation_released\",\"job\":\"60\",\"result\":\"released\"}\n",
-                         l, TUNE_ALLOC_LEFT_MAX),
-                 0);
-    cr_assert_eq(left_of("{\"event\":\"session\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"57\",\"name\":\"tunedeck-tune-1\"}\n"
-                         "{\"event\":\"slurm_allocation_released\",\"job\":\"57\",\"result\":\"gone\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"60\",\"name\":\"tunedeck-tune-2\"}\n",
-                         l, TUNE_ALLOC_LEFT_MAX),
-                 1);
+    cr_assert_eq(
+        left_of(
+            "{\"event\":\"session\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":\"57\",\"name\":\"tunedeck-tune-1\"}\n"
+            "{\"event\":\"resumed\"}\n"
+            "{\"event\":\"slurm_allocation_released\",\"job\":\"57\",\"result\":\"released\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":\"60\",\"name\":\"tunedeck-tune-2\"}\n"
+            "{\"event\":\"slurm_allocation_released\",\"job\":\"60\",\"result\":\"released\"}\n",
+            l, TUNE_ALLOC_LEFT_MAX),
+        0);
+    cr_assert_eq(
+        left_of("{\"event\":\"session\"}\n"
+                "{\"event\":\"slurm_allocation\",\"job\":\"57\",\"name\":\"tunedeck-tune-1\"}\n"
+                "{\"event\":\"slurm_allocation_released\",\"job\":\"57\",\"result\":\"gone\"}\n"
+                "{\"event\":\"slurm_allocation\",\"job\":\"60\",\"name\":\"tunedeck-tune-2\"}\n",
+                l, TUNE_ALLOC_LEFT_MAX),
+        1);
     cr_assert_str_eq(l[0].job, "60");
 }
 
@@ -53,14 +56,16 @@ Test(tune_alloc, a_released_one_is_not_and_a_resume_adds_its_own)
 Test(tune_alloc, a_line_that_is_not_ours_is_none)
 {
     TuneAllocLeft l[TUNE_ALLOC_LEFT_MAX];
-    cr_assert_eq(left_of("{\"event\":\"session\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"57\",\"name\":\"training\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"-u root\",\"name\":\"tunedeck-tune-1\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"58\",\"name\":\"tunedeck-tune-1x\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":58,\"name\":\"tunedeck-tune-1\"}\n"
-                         "{\"event\":\"slurm_allocation\",\"job\":\"59\"}\n",
-                         l, TUNE_ALLOC_LEFT_MAX),
-                 0);
+    cr_assert_eq(
+        left_of(
+            "{\"event\":\"session\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":\"57\",\"name\":\"training\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":\"-u root\",\"name\":\"tunedeck-tune-1\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":\"58\",\"name\":\"tunedeck-tune-1x\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":58,\"name\":\"tunedeck-tune-1\"}\n"
+            "{\"event\":\"slurm_allocation\",\"job\":\"59\"}\n",
+            l, TUNE_ALLOC_LEFT_MAX),
+        0);
 }
 
 Test(tune_alloc, at_most_cap_the_latest_kept)

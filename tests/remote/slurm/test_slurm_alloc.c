@@ -167,20 +167,20 @@ Test(slurm_alloc, the_job_salloc_queued_or_granted)
 Test(slurm_alloc, what_scancel_says_of_a_job)
 {
     cr_assert_eq(slurm_alloc_cancel_outcome(0, "", "57", 0), SLURM_CANCEL_SENT);
-    cr_assert_eq(slurm_alloc_cancel_outcome(
-                     1, "scancel: error: Kill job error on job id 57: Invalid job id specified\n",
-                     "57", 0),
-                 SLURM_CANCEL_GONE);
+    cr_assert_eq(
+        slurm_alloc_cancel_outcome(
+            1, "scancel: error: Kill job error on job id 57: Invalid job id specified\n", "57", 0),
+        SLURM_CANCEL_GONE);
     cr_assert_eq(slurm_alloc_cancel_outcome(
                      1,
                      "scancel: error: Kill job error on job id 57: Job/step already completing "
                      "or completed\n",
                      "57", 0),
                  SLURM_CANCEL_GONE);
-    cr_assert_eq(slurm_alloc_cancel_outcome(
-                     1, "scancel: error: Kill job error on job id 57: Access/permission denied\n",
-                     "57", 0),
-                 SLURM_CANCEL_REFUSED);
+    cr_assert_eq(
+        slurm_alloc_cancel_outcome(
+            1, "scancel: error: Kill job error on job id 57: Access/permission denied\n", "57", 0),
+        SLURM_CANCEL_REFUSED);
     /* -v with --me --name: the job signalled is named; none named is none of ours */
     cr_assert_eq(slurm_alloc_cancel_outcome(0, "scancel: Terminating job 57\n", "57", 1),
                  SLURM_CANCEL_SENT);
@@ -204,10 +204,8 @@ Test(slurm_alloc, what_scancel_said_on_the_harness)
     cr_assert_eq(captured("slurm/scancel-22.05-other-name.err", 0, "1", 1), SLURM_CANCEL_GONE,
                  "another job's name: not ours, left alone");
     cr_assert_eq(captured("slurm/scancel-22.05-ended.err", 1, "3", 1), SLURM_CANCEL_GONE);
-    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "3", 1),
-                 SLURM_CANCEL_GONE);
-    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "4", 1),
-                 SLURM_CANCEL_SENT);
+    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "3", 1), SLURM_CANCEL_GONE);
+    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "4", 1), SLURM_CANCEL_SENT);
     cr_assert_eq(captured("slurm/scancel-22.05-completed.err", 0, "1", 1), SLURM_CANCEL_GONE,
                  "\"Terminating job 1\", then refused: it was completing already");
     cr_assert_eq(captured("slurm/scancel-22.05-no-controller.err", 1, "1", 0),
@@ -283,10 +281,8 @@ Test(slurm_alloc, a_left_allocation_is_released_by_id_name_and_owner)
     SlurmCtlOptions o = {.timeout_s = 10};
     SlurmCtl *ctl = slurm_ctl_new(&o, &err);
     cr_assert_not_null(ctl, "%s", err.msg);
-    cr_assert_eq(slurm_alloc_release_left(ctl, "57", "tunedeck-tune-1234", &err), 1, "%s",
-                 err.msg);
-    cr_assert_eq(slurm_alloc_release_left(ctl, "58", "tunedeck-tune-1234", &err), 0, "%s",
-                 err.msg);
+    cr_assert_eq(slurm_alloc_release_left(ctl, "57", "tunedeck-tune-1234", &err), 1, "%s", err.msg);
+    cr_assert_eq(slurm_alloc_release_left(ctl, "58", "tunedeck-tune-1234", &err), 0, "%s", err.msg);
     cr_assert_eq(slurm_alloc_release_left(ctl, "57;x", "tunedeck-tune-1234", &err), -1);
     char *calls = standins_recorded(cdir, "calls");
     cr_assert_str_eq(calls, "-v --me --name=tunedeck-tune-1234 57\n"
