@@ -312,11 +312,18 @@ static int resume_session(ConsoleOptions *o, const ConsoleArgs *ca)
  * failed at the quit itself (the journal's `ended` line, the running trial's end in the trial
  * log) was said nowhere before. One line per file, naming it; what was written before the
  * failure stays (the journal's lines are whole, and resume). Returns 1 when a write failed:
- * the console then ends EXIT_FAILED, as tune does for its journal. */
+ * the console then ends EXIT_FAILED, as tune does for its journal (and so for a Slurm
+ * allocation left unreleased). */
 static int say_files(const Session *s)
 {
     const TuneJournal *tj = s->journal;
     int failed = 0;
+    /* The session is closed by then (console_close_session): an allocation its scancel could
+     * not release holds the cluster's GPUs until its time limit, unless this says so. */
+    if (session_alloc_left(s)) {
+        failed = 1;
+        fprintf(stderr, "tunedeck: %s\n", session_alloc_left(s));
+    }
     if (!s->with_journal)
         return 0;
     if (tune_journal_failed(tj)) {

@@ -220,6 +220,18 @@ static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec
     return 0;
 }
 
+/* Closes the session; a Slurm allocation it could not release (the login node down at the
+ * end) is said plainly, with the command that releases it: left in silence, it would hold
+ * the cluster's GPUs until its time limit. -1 then. */
+static int close_session(Session *ses)
+{
+    session_close(ses);
+    if (!session_alloc_left(ses))
+        return 0;
+    fprintf(stderr, "tunedeck tune: %s\n", session_alloc_left(ses));
+    return -1;
+}
+
 static volatile sig_atomic_t interrupted_by;
 
 /* The first signal ends the session; one more while its trial is being stopped only says
@@ -365,6 +377,7 @@ int cmd_tune(int argc, char **argv)
                     tune_signal_name(e.signal), tune_report_trials_done(t), tuner_budget(t),
                     resume ? "to go on: " : "not resumable (--no-journal)", resume ? resume : "");
         }
+        close_session(ses);
         session_free(ses);
         interrupts_restore(old_handlers);
         signal(e.signal, SIG_DFL);
@@ -376,6 +389,8 @@ int cmd_tune(int argc, char **argv)
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
     if (e.stopped_early || tune_journal_failed(ses->journal))
         rc = EXIT_FAILED; /* said on stderr when it happened */
+    if (close_session(ses) < 0 && rc == EXIT_OK)
+        rc = EXIT_REMOTE;
     session_free(ses);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "core/model/observation.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/overridequeue.h"
+#include "remote/session/tune_alloc.h"
 #include "remote/session/tune_journal.h"
 
 static const char *str(const cJSON *o, const char *key)
@@ -175,8 +176,10 @@ static void take(void *ud, const cJSON *ev, size_t line)
     size_t trials = p->queue.trials;
     Error scratch;
     journal_override_tally_take(&p->queue, ev, "", &scratch);
-    p->last_ended = strcmp(kind, "ended") == 0;
-    p->last_stopped = str(ev, "stopped") != NULL;
+    if (!tune_alloc_event(kind)) { /* the allocation's release follows `ended` */
+        p->last_ended = strcmp(kind, "ended") == 0;
+        p->last_stopped = str(ev, "stopped") != NULL;
+    }
     if (p->seen++ == 0 && strcmp(kind, "session") == 0)
         open_cluster(p, ev); /* the resume reads only the first line as the session's */
     if (strcmp(kind, "session") == 0) {

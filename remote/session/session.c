@@ -212,6 +212,47 @@ static int open_pool(Session *s, const SessionSpec *o, Error *err)
     return 0;
 }
 
+/* Resume: what earlier runs of the session could not release (the login node was down at
+ * their end) is released first: it holds, whole, the very nodes the new salloc asks for. */
+static void release_left(Session *s, const SessionSpec *o)
+{
+    if (!s->resume || !s->journal)
+        return;
+    /* A session still running holds its journal's lock (the resume is refused once it
+     * reopens the journal, after this): its allocation, in use, is not one left. */
+    if (journal_in_use(tune_journal_path(s->journal)))
+        return;
+    s->n_left = tune_alloc_left(tune_journal_log(s->journal), s->left, TUNE_ALLOC_LEFT_MAX);
+    for (size_t i = 0; i < s->n_left; i++) {
+        const TuneAllocLeft *l = &s->left[i];
+        Error why;
+        memset(&why, 0, sizeof why);
+        int rc = slurm_alloc_release_left(s->slurm, l->job, l->name, &why);
+        s->left_result[i] = rc > 0 ? "released" : rc == 0 ? "gone" : "";
+        char line[ERROR_MSG_MAX + 512];
+        const char *where = slurm_ctl_where(s->slurm);
+        int here = strcmp(where, "here") == 0;
+        if (rc > 0)
+            snprintf(line, sizeof line,
+                     "the allocation an earlier run of this session left, Slurm job %s (%s), is "
+                     "released (scancel on %s)",
+                     l->job, l->name, where);
+        else if (rc == 0)
+            snprintf(line, sizeof line,
+                     "the allocation an earlier run of this session left, Slurm job %s (%s), is "
+                     "gone already (Slurm has no job of ours under that name with that id: its "
+                     "time limit ended it, or someone cancelled it)",
+                     l->job, l->name);
+        else
+            snprintf(line, sizeof line,
+                     "the allocation an earlier run of this session left, Slurm job %s (%s), "
+                     "could not be released: %s; release it with `scancel %s`%s%s",
+                     l->job, l->name, why.msg, l->job, here ? "" : " on ", here ? "" : where);
+        if (o->on_report)
+            o->on_report(o->report_userdata, line);
+    }
+}
+
 /* The slurm launcher's allocation (the one in SLURM_JOB_ID when tunedeck runs inside one).
  * With a login node, srun runs there too, on the same SSH session as every Slurm command. */
 static int open_slurm(Session *s, const SessionSpec *o, Error *err)
@@ -222,6 +263,11 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
         slurm_target_from_json(s->cluster->extra, o->cluster ? o->cluster : "--cluster", &t,
                                err) < 0)
         return -1;
+    /* The inventory a journal recorded (a resume) has its ssh block as the cluster's own
+     * field, not among the Slurm ones carried in extra: without it the login node was asked
+     * on port 22 as the local user, whatever the inventory said. */
+    if (!cJSON_GetObjectItemCaseSensitive(s->cluster->extra, "ssh"))
+        t.ssh = s->cluster->ssh;
     if (!s->slurm &&
         !(s->slurm = slurm_target_ctl(&t, o->ssh_config, o->accept_new_host_keys, err)))
         return -1;
@@ -229,6 +275,7 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
      * can leave its job queued): on a busy partition it says so and revokes the job */
     double timeout_s = t.every.command_timeout_s > 0 ? t.every.command_timeout_s : 30;
     double wait_s = timeout_s > 10 ? timeout_s - 5 : timeout_s / 2;
+    release_left(s, o);
     if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), wait_s,
                          &s->alloc, err) < 0)
         return error_prefix(err, "--launcher slurm");
@@ -385,6 +432,17 @@ int session_journal_begin(Session *s, Error *err)
         tune_setup_clear(&setup);
     }
     s->journal_open = rc == 0;
+    if (s->journal_open) {
+        /* what the resume released, then the allocation this run holds: a run that cannot
+         * release it at its end leaves its id and name for the next resume */
+        for (size_t i = 0; i < s->n_left; i++)
+            if (s->left_result[i][0])
+                tune_journal_append(s->journal,
+                                    tune_alloc_released_json(s->left[i].job, s->left_result[i]));
+        if (s->slurm && s->alloc.owned)
+            tune_journal_append(s->journal, tune_alloc_json(s->alloc.job_id, s->alloc.name,
+                                                            slurm_ctl_where(s->slurm)));
+    }
     /* Beside the journal, whose lock keeps it this session's alone; made at a first line. */
     if (s->journal_open && !(s->trial_log = triallog_new(tune_journal_path(s->journal))))
         return error_no_memory(err, "trial log");
@@ -394,7 +452,8 @@ int session_journal_begin(Session *s, Error *err)
 void session_journal_end(Session *s)
 {
     /* A stop still under way (its caller's loop ended on an error) journals its results
-     * first: nothing may follow the journal's `ended` line. Its report callback still runs
+     * first: nothing may follow the journal's `ended` line (but the Slurm allocation's
+     * release, at session_close: readers pass over it). Its report callback still runs
      * while the caller's screen is up. */
     session_stop_wait(s);
     if (s->journal_open)
@@ -450,8 +509,23 @@ void session_close(Session *s)
         end_trial_log(s, s->log_trial, "stopped: the session closed while it ran");
     hostpool_free(s->pool);
     s->pool = NULL;
-    if (s->slurm)
-        slurm_alloc_close(s->slurm, &s->alloc);
+    if (s->slurm) {
+        /* after the `ended` line, the one line that may: the tuner's last step (a trial the
+         * console's quit stopped) ran in the allocation until tuner_free */
+        char job[sizeof s->alloc.job_id];
+        snprintf(job, sizeof job, "%s", s->alloc.owned ? s->alloc.job_id : "");
+        Error why;
+        const char *where = slurm_ctl_where(s->slurm);
+        if (slurm_alloc_close(s->slurm, &s->alloc, &why) < 0)
+            snprintf(s->alloc_left, sizeof s->alloc_left, "%s%s%s%s%s%s", why.msg,
+                     s->journal_open ? " (or `tunedeck tune --resume " : "",
+                     s->journal_open ? tune_journal_id(s->journal) : "",
+                     s->journal_open ? "`, which releases it first, once " : "",
+                     s->journal_open ? (strcmp(where, "here") ? where : "the controller") : "",
+                     s->journal_open ? " answers)" : "");
+        else if (job[0] && s->journal_open)
+            tune_journal_append(s->journal, tune_alloc_released_json(job, "released"));
+    }
     slurm_ctl_free(s->slurm);
     s->slurm = NULL;
     simcluster_free(s->sim);
@@ -463,6 +537,11 @@ void session_close(Session *s)
     s->job = NULL;
     orphans_clear(&s->procs.seen);
     orphans_clear(&s->procs.lost);
+}
+
+const char *session_alloc_left(const Session *s)
+{
+    return s && s->alloc_left[0] ? s->alloc_left : NULL;
 }
 
 void session_free(Session *s)

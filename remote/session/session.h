@@ -13,6 +13,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/login_hold.h"
+#include "remote/session/tune_alloc.h"
 #include "remote/session/tune_journal.h"
 #include "remote/session/tune_orphans.h"
 #include "remote/slurm/slurm_alloc.h"
@@ -97,6 +98,14 @@ typedef struct {
     SlurmCtl *slurm;
     SlurmAlloc alloc;
     LoginHold login_hold; /* trials wait while the login node is down */
+    /* Resume: the allocations earlier runs left (their journal's word), each released before
+     * the new salloc, its result ("released", "gone"; "" when it failed) journaled once the
+     * journal is open. alloc_left: why the session's own could not be released at its close,
+     * with the command that does (session_alloc_left). */
+    TuneAllocLeft left[TUNE_ALLOC_LEFT_MAX];
+    const char *left_result[TUNE_ALLOC_LEFT_MAX];
+    size_t n_left;
+    char alloc_left[ERROR_MSG_MAX];
     /* spec.stops_on_loop: the leftover stop under way (NULL: none), and the verdict of the
      * last one before a trial, kept for the tuner's next before_launch. */
     TuneStop *stop;
@@ -162,8 +171,14 @@ int session_trial_log_left_out(const Session *s, int trial);
 /* Why the trial log could not be written (its path, what failed, the system's reason; what
  * was written before stays), or NULL. */
 const char *session_trial_log_error(const Session *s);
-/* Frees the tuner, pool, cluster and job (the journal stays for its id and path). */
+/* Frees the tuner, pool, cluster and job (the journal stays for its id and path), and
+ * releases the Slurm allocation the session made (a `slurm_allocation_released` line). */
 void session_close(Session *s);
+/* After session_close: why the session's Slurm allocation could not be released (the login
+ * node or the controller did not answer its scancel), naming the job and the command that
+ * releases it; NULL when released or none. The journal keeps the allocation for the next
+ * resume of the session to release. */
+const char *session_alloc_left(const Session *s);
 void session_free(Session *s); /* closes it too */
 
 #endif

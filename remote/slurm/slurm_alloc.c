@@ -262,15 +262,83 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
     snprintf(a->job_id, sizeof a->job_id, "%ld", id);
     a->owned = 1;
     a->het = groups > 1;
+    snprintf(a->name, sizeof a->name, "tunedeck-tune-%ld", (long)getpid());
     return 0;
 }
 
-void slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a)
+SlurmCancelOutcome slurm_alloc_cancel_outcome(int rc, const char *err_text, const char *id,
+                                              int verbose)
 {
+    static const char said[] = "Terminating job ";
+    size_t n = strlen(id);
+    /* slurmctld's refusal comes after the "Terminating job" line (one completing: "Job/step
+     * already completing or completed"), so a named job counts only without one */
+    char refused[96];
+    snprintf(refused, sizeof refused, "Kill job error on job id %s:", id);
+    for (const char *p = err_text; !strstr(err_text, refused) && (p = strstr(p, said)); p++) {
+        const char *q = p + strlen(said);
+        if (strncmp(q, id, n) == 0 && (q[n] == 0 || q[n] == '\n' || q[n] == ' '))
+            return SLURM_CANCEL_SENT;
+    }
+    if (strstr(err_text, "Invalid job id specified") ||
+        strstr(err_text, "already completing or completed"))
+        return SLURM_CANCEL_GONE;
+    if (rc != 0)
+        return SLURM_CANCEL_REFUSED;
+    /* Exit 0 without -v is the only word of a cancel; under -v with --me and --name, no
+     * "Terminating job" means no job of ours matched. */
+    return verbose ? SLURM_CANCEL_GONE : SLURM_CANCEL_SENT;
+}
+
+int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err)
+{
+    int rc = 0;
     if (a->owned && a->job_id[0]) {
         const char *argv[] = {"scancel", a->job_id, NULL};
-        Error ignored;
-        slurm_ctl_run(c, argv, NULL, &ignored);
+        Error why;
+        memset(&why, 0, sizeof why);
+        int run = slurm_ctl_run(c, argv, NULL, &why);
+        if (run < 0 || slurm_alloc_cancel_outcome(run, slurm_ctl_last_stderr(c), a->job_id, 0) ==
+                           SLURM_CANCEL_REFUSED) {
+            /* Nothing else will: the allocation has no time limit of its own, so it holds
+             * every node of the inventory, whole, until the partition's. */
+            const char *where = slurm_ctl_where(c);
+            int here = strcmp(where, "here") == 0;
+            error_set(err,
+                      "the session's allocation, Slurm job %s (%s), was not released: %s; it "
+                      "holds the inventory's nodes until its time limit: release it with "
+                      "`scancel %s`%s%s",
+                      a->job_id, a->name[0] ? a->name : "tunedeck's", why.msg, a->job_id,
+                      here ? "" : " on ", here ? "" : where);
+            error_mark(err, ERROR_REMOTE);
+            rc = -1;
+        }
     }
     memset(a, 0, sizeof *a);
+    return rc;
+}
+
+int slurm_alloc_release_left(SlurmCtl *c, const char *job_id, const char *name, Error *err)
+{
+    if (!valid_job_id(job_id))
+        return error_set(err, "job id '%s': expected a Slurm job id", job_id);
+    char byname[80];
+    snprintf(byname, sizeof byname, "--name=%s", name);
+    const char *argv[] = {"scancel", "-v", "--me", byname, job_id, NULL};
+    Error why;
+    memset(&why, 0, sizeof why);
+    int run = slurm_ctl_run(c, argv, NULL, &why);
+    if (run < 0) {
+        *err = why;
+        return -1;
+    }
+    switch (slurm_alloc_cancel_outcome(run, slurm_ctl_last_stderr(c), job_id, 1)) {
+    case SLURM_CANCEL_SENT:
+        return 1;
+    case SLURM_CANCEL_GONE:
+        return 0;
+    default:
+        *err = why;
+        return -1;
+    }
 }

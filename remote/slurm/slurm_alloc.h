@@ -14,6 +14,7 @@ enum { SLURM_ALLOC_MAX_GROUPS = 16 };
 
 typedef struct {
     char job_id[32]; /* empty: none */
+    char name[48];   /* owned: its --job-name, tunedeck-tune-PID */
     int owned;       /* we asked for it: we cancel it */
     int het;         /* one component per GPU count (slurm_alloc_gpu_groups' order) */
 } SlurmAlloc;
@@ -28,8 +29,30 @@ size_t slurm_alloc_gpu_groups(const Cluster *cl, int *counts);
  * up (and revokes its job) first; a job salloc queued and did not hand over is cancelled. */
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
                      double wait_s, SlurmAlloc *a, Error *err);
-/* Cancels an allocation we made (scancel), and forgets it either way. */
-void slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a);
+/* Cancels an allocation we made (scancel), and forgets it either way. -1 when the scancel
+ * could not reach the controller (the login node down) or was refused: err names the job and
+ * the command that releases it, where to run it; the allocation holds its nodes until its
+ * time limit. One Slurm no longer has (ended by its limit) counts as released. */
+int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err);
+
+/* An allocation an earlier run of the session made and could not release (its journal's
+ * word): cancelled only if Slurm still has a job of ours with that id under that name
+ * (`scancel -v --me --name=NAME ID`), so an id Slurm has since handed to another job is left
+ * alone. 1: cancelled; 0: Slurm has no such job (ended by its limit, or released by hand);
+ * -1: scancel could not run or was refused (err says why). */
+int slurm_alloc_release_left(SlurmCtl *c, const char *job_id, const char *name, Error *err);
+
+/* Pure: what scancel's exit status and standard error say of job `id` (verbose: it ran with
+ * -v, which names each job it signals, "Terminating job ID"). Slurm 22.05 exits 1 for an id
+ * it no longer has ("Invalid job id specified"; "Job/step already completing or completed"
+ * for one ending): released all the same. */
+typedef enum {
+    SLURM_CANCEL_SENT,    /* cancelled now */
+    SLURM_CANCEL_GONE,    /* no such job (left): nothing to release */
+    SLURM_CANCEL_REFUSED, /* scancel answered with another error */
+} SlurmCancelOutcome;
+SlurmCancelOutcome slurm_alloc_cancel_outcome(int rc, const char *err_text, const char *id,
+                                              int verbose);
 
 /* Pure: whether the allocation in SLURM_JOB_ID (job) is one the session can run in, from
  * `squeue -h -j JOB -o '%T|%N'` (a line per component): listed, every component RUNNING, and

@@ -277,3 +277,24 @@ Test(session_summary, a_journal_whose_cluster_cannot_be_built_is_not_resumable)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+/* The Slurm allocation's release is journaled at the session's close, after its `ended`
+ * line: the session still reads ended (it read "interrupted (resumable)"). */
+Test(session_summary, the_allocation_released_after_ended_keeps_it_ended)
+{
+    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
+    const char *more = "{\"event\":\"slurm_allocation_released\",\"job\":\"57\","
+                       "\"result\":\"released\",\"wall_s\":1}\n";
+    char *with = malloc(strlen(text) + strlen(more) + 1);
+    cr_assert_not_null(with);
+    strcpy(with, text);
+    strcat(with, more);
+    JournalFile j;
+    SessionSummary s;
+    journal_write(&j, with, &s);
+    cr_assert_str_eq(s.state, "ended");
+    assert_same(j.path, "the release after ended");
+    free(with);
+    free(text);
+    journal_remove(&j);
+}

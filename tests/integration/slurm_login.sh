@@ -5,7 +5,8 @@
 # login node's srun, a failing command with its own text, a Ctrl-C mid-trial, two pruned
 # trials (each step's scancel seen on the login node), the login node's sshd stopped
 # mid-trial and started again (~20 s: the next trial waits for it, its reconnects backing
-# off, then the session goes on) and a trial past its time limit (60 to 90 s: most of this
+# off, then the session goes on), a session Ctrl-C'd while the login node is down (its
+# allocation said, with the command; the resume releases it) and a trial past its time limit (60 to 90 s: most of this
 # suite's 2 min), with no Slurm command reachable here and no step, allocation or process
 # left after each. The inventory, PyTorch ranks and the watch are in
 # slurm.sh, trials as srun steps from here in slurm_steps.sh. The trap stops every daemon,
@@ -207,6 +208,82 @@ PY
 settle "outage-$$x"
 check "no step, allocation or process is left ($left); no Slurm command ran here" \
     sh -c "[ $left -eq 0 ] && [ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
+
+# A session that ends while the login node is down (Ctrl-C during the wait for it) cannot
+# release its allocation: its scancel runs on the login node. It says so on stderr, naming the
+# job and the command that releases it (before, it said nothing, and the allocation held n1
+# and n2 until its time limit); the journal keeps the allocation, and the resume, once the
+# login node answers, releases it before its own salloc (which it would otherwise find busy).
+echo "a session ended while the login node is down, then resumed"
+env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state7" env --default-signal=INT \
+    "$bin" tune --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm \
+    --optimizer random --no-prune --json --trial-cmd "$trial 1 leak-$$x" --budget 3 \
+    > "$T/l7.json" 2> "$T/l7.err" &
+TUNE_PID=$!
+wait_until 60 sh -c "grep -qs '\"event\":\"finished\",\"trial\":1,' $T/state7/sessions/*.jsonl"
+harness_stop 1
+wait_until 30 grep -q 'down (retry in' "$T/l7.err"
+kill -INT "$TUNE_PID"
+wait "$TUNE_PID"
+rc=$?
+job=$(squeue -h -o '%i|%j' | sed -n "s/^\([0-9]*\)|tunedeck-tune-$TUNE_PID\$/\1/p")
+TUNE_PID_WAS=$TUNE_PID
+TUNE_PID=""
+check "the allocation the login node's outage kept it from releasing (job '$job', exit $rc) is said on stderr, with the command that releases it" \
+    python3 - "$T/l7.err" "$job" "$TUNE_PID_WAS" "$login" "$rc" <<'PY'
+import sys
+err, job, pid, login, rc = open(sys.argv[1]).read(), *sys.argv[2:]
+assert rc == "130" and job, (rc, job)
+said = ("tunedeck tune: the session's allocation, Slurm job %s (tunedeck-tune-%s), was not "
+        "released: " % (job, pid))
+assert said in err, err
+line = err[err.index(said):].split("\n")[0]
+assert ("it holds the inventory's nodes until its time limit: release it with `scancel %s` on %s"
+        % (job, login)) in line, line
+assert "`tunedeck tune --resume " in line, line
+PY
+check "the journal keeps the allocation, and the trial measured before the outage" \
+    python3 - "$job" "$TUNE_PID_WAS" "$login" "$T"/state7/sessions/*.jsonl <<'PY'
+import json, sys
+job, pid, login = sys.argv[1:4]
+ev = [json.loads(l) for l in open(sys.argv[4])]
+alloc = [e for e in ev if e["event"] == "slurm_allocation"]
+assert len(alloc) == 1 and alloc[0]["job"] == job, alloc
+assert alloc[0]["name"] == "tunedeck-tune-" + pid and alloc[0]["where"] == login, alloc
+assert not [e for e in ev if e["event"] == "slurm_allocation_released"], ev
+ok = [e for e in ev if e["event"] == "finished" and e["status"] == "ok"]
+assert ok and ok[0]["trial"] == 1, ev
+PY
+harness_start 1 || fail "the login node's sshd did not start again"
+sid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$T/l7.json")
+env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state7" "$bin" tune \
+    --resume "$sid" --json > "$T/l8.json" 2> "$T/l8.err"
+rc=$?
+settle "leak-$$x"
+check "the resume releases the allocation left (scancel there) before its own, runs the session to its budget and releases its own: no allocation, step or process left ($left; exit $rc)" \
+    python3 - "$T/l8.err" "$T/l8.json" "$job" "$login" "$rc" "$left" "$T/here/ran" \
+        "$T"/state7/sessions/*.jsonl <<'PY'
+import json, os, subprocess, sys
+err = open(sys.argv[1]).read()
+job, login, rc, left = sys.argv[3:7]
+assert rc == "0" and left == "0", (rc, left, err)
+r = json.load(open(sys.argv[2]))
+assert ("tunedeck tune: the allocation an earlier run of this session left, Slurm job %s "
+        "(tunedeck-tune-" % job) in err, err
+assert "), is released (scancel on %s)\n" % login in err, err
+assert len(r["trials"]) == 3 and r["trials"][0]["status"] == "ok", r["trials"]
+ev = [json.loads(l) for l in open(sys.argv[8])]
+rel = [e for e in ev if e["event"] == "slurm_allocation_released"]
+alloc = [e for e in ev if e["event"] == "slurm_allocation"]
+assert len(alloc) == 2 and [e["job"] for e in rel] == [job, alloc[1]["job"]], (alloc, rel)
+assert rel[0]["result"] == "released", rel
+assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+assert not subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True).stdout
+assert not os.path.exists(sys.argv[7])
+PY
+# What the old code left would hold the nodes for the checks below.
+[ -n "$job" ] && squeue -h -j "$job" 2>/dev/null | grep -q . && scancel "$job"
+settle "leak-$$x"
 
 # A trial past its time limit through the login node: Slurm's unit is the minute, so a 60 s
 # --trial-timeout is --time=1 on the login node's srun, and slurmctld ends the step 60 to

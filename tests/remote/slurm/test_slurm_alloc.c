@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "remote/slurm/slurm_alloc.h"
+#include "tests/support/fixtures.h"
 #include "tests/support/standins.h"
 
 Test(slurm_alloc, granted_job_from_salloc_stderr)
@@ -160,4 +161,133 @@ Test(slurm_alloc, the_job_salloc_queued_or_granted)
                                           "salloc: Granted job allocation 7\n"),
                  7);
     cr_assert_eq(slurm_alloc_parse_queued("salloc: error: Invalid partition name\n"), -1);
+}
+
+/* scancel's words (Slurm 22.05, seen on the harness: exit 1 for an id it no longer has). */
+Test(slurm_alloc, what_scancel_says_of_a_job)
+{
+    cr_assert_eq(slurm_alloc_cancel_outcome(0, "", "57", 0), SLURM_CANCEL_SENT);
+    cr_assert_eq(
+        slurm_alloc_cancel_outcome(
+            1, "scancel: error: Kill job error on job id 57: Invalid job id specified\n", "57", 0),
+        SLURM_CANCEL_GONE);
+    cr_assert_eq(slurm_alloc_cancel_outcome(
+                     1,
+                     "scancel: error: Kill job error on job id 57: Job/step already completing "
+                     "or completed\n",
+                     "57", 0),
+                 SLURM_CANCEL_GONE);
+    cr_assert_eq(
+        slurm_alloc_cancel_outcome(
+            1, "scancel: error: Kill job error on job id 57: Access/permission denied\n", "57", 0),
+        SLURM_CANCEL_REFUSED);
+    /* -v with --me --name: the job signalled is named; none named is none of ours */
+    cr_assert_eq(slurm_alloc_cancel_outcome(0, "scancel: Terminating job 57\n", "57", 1),
+                 SLURM_CANCEL_SENT);
+    cr_assert_eq(slurm_alloc_cancel_outcome(0, "scancel: Terminating job 571\n", "57", 1),
+                 SLURM_CANCEL_GONE);
+    cr_assert_eq(slurm_alloc_cancel_outcome(0, "", "57", 1), SLURM_CANCEL_GONE);
+}
+
+/* The words captured on the harness (tests/fixtures/slurm/README says each command). */
+static SlurmCancelOutcome captured(const char *file, int rc, const char *id, int verbose)
+{
+    char *text = fixture_read(file);
+    SlurmCancelOutcome o = slurm_alloc_cancel_outcome(rc, text, id, verbose);
+    free(text);
+    return o;
+}
+
+Test(slurm_alloc, what_scancel_said_on_the_harness)
+{
+    cr_assert_eq(captured("slurm/scancel-22.05-ours.err", 0, "1", 1), SLURM_CANCEL_SENT);
+    cr_assert_eq(captured("slurm/scancel-22.05-other-name.err", 0, "1", 1), SLURM_CANCEL_GONE,
+                 "another job's name: not ours, left alone");
+    cr_assert_eq(captured("slurm/scancel-22.05-ended.err", 1, "3", 1), SLURM_CANCEL_GONE);
+    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "3", 1), SLURM_CANCEL_GONE);
+    cr_assert_eq(captured("slurm/scancel-22.05-ended-and-ours.err", 1, "4", 1), SLURM_CANCEL_SENT);
+    cr_assert_eq(captured("slurm/scancel-22.05-completed.err", 0, "1", 1), SLURM_CANCEL_GONE,
+                 "\"Terminating job 1\", then refused: it was completing already");
+    cr_assert_eq(captured("slurm/scancel-22.05-no-controller.err", 1, "1", 0),
+                 SLURM_CANCEL_REFUSED);
+}
+
+static char cdir[] = "/tmp/tunedeck-scancel.XXXXXX";
+
+/* slurm_alloc_close with scancel stood in by `body`: its return, err, and what it was asked */
+static int close_with(const char *body, Error *err, char **calls)
+{
+    const char *const table[][2] = {{"scancel", body}};
+    standins_install(cdir, table, 1);
+    SlurmCtlOptions o = {.timeout_s = 10};
+    SlurmCtl *ctl = slurm_ctl_new(&o, err);
+    cr_assert_not_null(ctl, "%s", err->msg);
+    SlurmAlloc a = {.job_id = "57", .name = "tunedeck-tune-1234", .owned = 1};
+    memset(err, 0, sizeof *err);
+    int rc = slurm_alloc_close(ctl, &a, err);
+    cr_assert_eq(a.job_id[0], 0, "forgotten either way");
+    *calls = standins_recorded(cdir, "calls");
+    slurm_ctl_free(ctl);
+    standins_remove(cdir);
+    return rc;
+}
+
+/* The walk on the harness: the login node's sshd stopped, Ctrl-C during the wait for it; the
+ * scancel could not reach the login node and the allocation held n1 and n2 until its time
+ * limit, said nowhere. */
+Test(slurm_alloc, a_release_that_fails_names_the_job_and_the_command)
+{
+    Error err;
+    char *calls = NULL;
+    int rc = close_with("echo \"$*\" >> \"$D/calls\"\n"
+                        "echo 'scancel: error: Unable to contact slurm controller (connect "
+                        "failure)' >&2\nexit 1\n",
+                        &err, &calls);
+    cr_assert_eq(rc, -1);
+    cr_assert_str_eq(calls, "57\n");
+    cr_assert_eq(err.kind, ERROR_REMOTE);
+    cr_assert(strstr(err.msg, "the session's allocation, Slurm job 57 (tunedeck-tune-1234), was "
+                              "not released: "),
+              "%s", err.msg);
+    cr_assert(strstr(err.msg, "Unable to contact slurm controller"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "; it holds the inventory's nodes until its time limit: release it "
+                              "with `scancel 57`"),
+              "%s", err.msg);
+    free(calls);
+}
+
+Test(slurm_alloc, a_job_slurm_no_longer_has_counts_as_released)
+{
+    Error err;
+    char *calls = NULL;
+    cr_assert_eq(close_with("echo 'scancel: error: Kill job error on job id 57: Invalid job id "
+                            "specified' >&2\nexit 1\n",
+                            &err, &calls),
+                 0, "%s", err.msg);
+    free(calls);
+    cr_assert_eq(close_with("exit 0\n", &err, &calls), 0, "%s", err.msg);
+    free(calls);
+}
+
+/* A left allocation is cancelled only as a job of ours under its name (an id Slurm handed
+ * to another job since is left alone). */
+Test(slurm_alloc, a_left_allocation_is_released_by_id_name_and_owner)
+{
+    const char *const table[][2] = {
+        {"scancel", "echo \"$*\" >> \"$D/calls\"\n"
+                    "[ \"$4\" = 57 ] && echo 'scancel: Terminating job 57' >&2\nexit 0\n"}};
+    standins_install(cdir, table, 1);
+    Error err;
+    SlurmCtlOptions o = {.timeout_s = 10};
+    SlurmCtl *ctl = slurm_ctl_new(&o, &err);
+    cr_assert_not_null(ctl, "%s", err.msg);
+    cr_assert_eq(slurm_alloc_release_left(ctl, "57", "tunedeck-tune-1234", &err), 1, "%s", err.msg);
+    cr_assert_eq(slurm_alloc_release_left(ctl, "58", "tunedeck-tune-1234", &err), 0, "%s", err.msg);
+    cr_assert_eq(slurm_alloc_release_left(ctl, "57;x", "tunedeck-tune-1234", &err), -1);
+    char *calls = standins_recorded(cdir, "calls");
+    cr_assert_str_eq(calls, "-v --me --name=tunedeck-tune-1234 57\n"
+                            "-v --me --name=tunedeck-tune-1234 58\n");
+    free(calls);
+    slurm_ctl_free(ctl);
+    standins_remove(cdir);
 }
