@@ -5,11 +5,21 @@
 
 #include "core/model/ranks.h"
 #include "remote/launch/rankfan.h"
+#include "remote/ssh/groupstop.h"
 #include "remote/ssh/shquote.h"
 
 /* STOP_LOOK_TENTHS: how long a stopped fan-out looks for a rank that failed as the stop came,
- * in tenths of a second (below the 2 s a stop gives before its KILL). */
-enum { DEFAULT_MASTER_PORT = 29500, KILL_WAIT_TENTHS = 30, STOP_LOOK_TENTHS = 10 };
+ * in tenths of a second (below the 2 s a stop gives before its KILL). KILL_WAIT_TENTHS: how
+ * long the ranks' processes have after a TERM (the fan-out's own, or a stop's) before the
+ * fan-out KILLs them. KILL_PASSES: how many looks after that it KILLs what is left before it
+ * ends anyway (a process in uninterruptible sleep dies of its KILL only when it wakes; the
+ * launchers' sweep of the group is still to come). */
+enum {
+    DEFAULT_MASTER_PORT = 29500,
+    KILL_WAIT_TENTHS = 30,
+    STOP_LOOK_TENTHS = 10,
+    KILL_PASSES = 10
+};
 
 /* The failure notice the script prints on standard output (rankfan_notice reads it back). */
 #define NOTICE_HEAD "tunedeck: "
@@ -91,6 +101,89 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
     return 0;
 }
 
+/* The shell functions that find the ranks' processes after a TERM and wait for them. A rank's
+ * pid file names the `sh -c` that runs its command, not the command: dash forks even the last
+ * command of `sh -c` (bash execs a simple one), and that shell dies of the TERM at once,
+ * leaving its child (a Python that handles TERM, a script that traps it) running, adopted by
+ * init. So the fan-out looks in /proc (builtins only, as the launchers' stops do) for every
+ * process of its own process group but itself, its own children (the ranks' subshells, which
+ * end as their command's shell does, and its `sleep`s) and what else was in the group before
+ * the ranks started (`own`: the wrapping shell over SSH, the local keeper, the SSH guard), and
+ * for what that last starts (the guard's `sleep`s) unless it is one of the fan-out's ancestors:
+ * the local keeper is a subreaper, and a rank's orphan becomes its child. Ranks never leave
+ * the group (a stop and the session's sweep find them by it), so whatever a rank started is
+ * found, its shell gone or not. Without /proc, the pid files are all there is (as until `own`
+ * has its whole answer: a stop's trap may come while it looks, before any rank has started;
+ * it sets g last). `left` sets lp
+ * to what it found; `reap` waits while it finds something, until KILL_WAIT_TENTHS after the
+ * TERM (ts, on tk's clock: a look reads every process's stat, which on a host of thousands
+ * costs more than the `sleep 0.1`; else counted in looks, kn), then KILLs what it finds, at
+ * most KILL_PASSES times. The KILL is sent to those processes, not the group: the wrapping
+ * shell and the keeper, in the group too, must live to hand on the fan-out's status. */
+static int append_watch(char **b, size_t *len)
+{
+    char wait[512];
+    snprintf(wait, sizeof wait,
+             "reap() {\n"
+             "    kd=; [ -n \"$ts\" ] && kd=$((ts + %d)); kk=0\n"
+             "    while left; do\n"
+             "        if { [ -n \"$kd\" ] && { ! tk || [ $t -ge $kd ]; }; } || "
+             "{ [ -z \"$kd\" ] && [ $kn -ge %d ]; }; then\n"
+             "            kill -KILL $lp 2>/dev/null; kk=$((kk + 1)); [ $kk -ge %d ] && return\n"
+             "        fi\n"
+             "        kn=$((kn + 1)); sleep 0.1\n"
+             "    done\n"
+             "}\n",
+             KILL_WAIT_TENTHS, KILL_WAIT_TENTHS, KILL_PASSES);
+    return shquote_append_raw(b, len, GROUPSTOP_TENTHS_SH "\n") < 0 ||
+                   shquote_append_raw(
+                       b, len,
+                       "own() {\n"
+                       "    g=; anc=; oth=; s=\n"
+                       "    read -r s 2>/dev/null < /proc/$$/stat || return 0\n"
+                       "    s=${s##*) }; set -- $s; og=$3; p=$2\n"
+                       "    while [ \"$p\" -gt 1 ]; do\n"
+                       "        s=; read -r s 2>/dev/null < /proc/$p/stat || break\n"
+                       "        s=${s##*) }; set -- $s; [ \"$3\" = \"$og\" ] || break\n"
+                       "        anc=\"$anc $p \"; p=$2\n"
+                       "    done\n"
+                       "    for f in /proc/[0-9]*/stat; do\n"
+                       "        s=; read -r s 2>/dev/null < \"$f\" || continue\n"
+                       "        p=${f#/proc/}; p=${p%/stat}; s=${s##*) }; set -- $s\n"
+                       "        [ \"$3\" = \"$og\" ] && [ \"$p\" != $$ ] || continue\n"
+                       "        case $anc in *\" $p \"*) ;; *) oth=\"$oth $p \" ;; esac\n"
+                       "    done\n"
+                       "    g=$og\n"
+                       "}\n"
+                       "left() {\n"
+                       "    lp=\n"
+                       "    if [ -z \"$g\" ]; then\n"
+                       "        li=0\n"
+                       "        while [ $li -lt $n ]; do\n"
+                       "            q=; [ -s \"$d/pid.$li\" ] && "
+                       "read -r q 2>/dev/null < \"$d/pid.$li\" && "
+                       "kill -0 \"$q\" 2>/dev/null && lp=\"$lp $q\"\n"
+                       "            li=$((li + 1))\n"
+                       "        done\n"
+                       "    else\n"
+                       "        for qf in /proc/[0-9]*/stat; do\n"
+                       "            qs=; read -r qs 2>/dev/null < \"$qf\" || continue\n"
+                       "            q=${qf#/proc/}; q=${q%/stat}; qs=${qs##*) }; set -- $qs\n"
+                       "            [ \"$3\" = \"$g\" ] && [ \"$q\" != $$ ] && [ \"$2\" != $$ ] || "
+                       "continue\n"
+                       "            case $1 in Z*|X*) continue ;; esac\n"
+                       "            case \"$anc$oth\" in *\" $q \"*) continue ;; esac\n"
+                       "            case $oth in *\" $2 \"*) continue ;; esac\n"
+                       "            lp=\"$lp $q\"\n"
+                       "        done\n"
+                       "    fi\n"
+                       "    [ -n \"$lp\" ]\n"
+                       "}\n") < 0 ||
+                   shquote_append_raw(b, len, wait) < 0
+               ? -1
+               : 0;
+}
+
 /* `case $who in 0) what='rank 2 (h2 gpu0)';; ... esac` for the failure notice. */
 static int append_labels(char **b, size_t *len, const Schedule *s, const Rank *r, size_t n)
 {
@@ -136,7 +229,7 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
     }
     char count[32], stop_look[32];
     snprintf(count, sizeof count, "%zu", here);
-    snprintf(stop_look, sizeof stop_look, "[ $t -ge %d ]", STOP_LOOK_TENTHS);
+    snprintf(stop_look, sizeof stop_look, "[ $kn -ge %d ]", STOP_LOOK_TENTHS);
     /* The schedule goes to a file every rank reads; TERM from the launcher's stop removes
      * it on the way out (the ranks get the same TERM). `scan` finds the first rank that
      * failed, in the order the ranks ended ($d/ended, one slot a line, appended as each
@@ -163,9 +256,9 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "d=$(mktemp -d \"${TMPDIR:-/tmp}/tunedeck-ranks.XXXXXX\") || exit 1\n"
                            "trap 'rm -rf \"$d\"' EXIT\n"
                            "n=") < 0 ||
-        shquote_append_raw(&b, &len, count) < 0 ||
+        shquote_append_raw(&b, &len, count) < 0 || shquote_append_raw(&b, &len, "\nfail=\n") < 0 ||
+        append_watch(&b, &len) < 0 ||
         shquote_append_raw(&b, &len,
-                           "\nfail=\n"
                            "scan() {\n"
                            "    ended=0\n"
                            "    [ -f \"$d/ended\" ] || return 0\n"
@@ -188,21 +281,24 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "}\n"
                            "stopped() {\n"
                            "    trap '' TERM INT HUP\n"
+                           "    ts=; tk && ts=$t\n"
                            /* A 143 the main loop's `scan -` read just before is no failure */
-                           "    fail=; who=; t=0\n"
+                           "    fail=; who=; kn=0\n"
                            "    while :; do\n"
                            "        scan 143\n"
                            "        [ -n \"$fail\" ] || [ $ended -eq $n ] || ") < 0 ||
         shquote_append_raw(&b, &len, stop_look) < 0 ||
         shquote_append_raw(&b, &len,
                            " && break\n"
-                           "        t=$((t + 1)); sleep 0.1\n"
+                           "        kn=$((kn + 1)); sleep 0.1\n"
                            "    done\n"
                            "    [ -n \"$fail\" ] && notice\n"
+                           "    reap\n"
                            "    rm -rf \"$d\"; exit 143\n"
                            "}\n"
                            "trap stopped TERM INT HUP\n"
-                           "cat > \"$d/in\"\n") < 0)
+                           "cat > \"$d/in\"\n"
+                           "own\n") < 0)
         goto nomem;
     for (size_t i = 0; i < here; i++)
         if (append_rank(&b, &len, s, &mine[i], world, i, addr, port, command) < 0)
@@ -215,23 +311,11 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "    sleep 0.1 & wait $! 2> /dev/null\n"
                            "done\n"
                            "notice\n"
-                           "trap '' TERM\n"
+                           "trap '' TERM INT HUP\n"
                            "kill -TERM 0\n"
-                           "t=0\n"
-                           "while :; do\n"
-                           "    alive=0; i=0\n"
-                           "    while [ $i -lt $n ]; do\n"
-                           "        [ -s \"$d/pid.$i\" ] && kill -0 \"$(cat \"$d/pid.$i\")\" "
-                           "2>/dev/null && alive=1\n"
-                           "        i=$((i + 1))\n"
-                           "    done\n"
-                           "    [ $alive -eq 0 ] && break\n") < 0)
-        goto nomem;
-    char wait_line[128];
-    snprintf(wait_line, sizeof wait_line,
-             "    if [ $t -ge %d ]; then rm -rf \"$d\"; kill -KILL 0; fi\n", KILL_WAIT_TENTHS);
-    if (shquote_append_raw(&b, &len, wait_line) < 0 ||
-        shquote_append_raw(&b, &len, "    t=$((t + 1)); sleep 0.1\ndone\nexit \"$fail\"\n") < 0)
+                           "ts=; tk && ts=$t; kn=0\n"
+                           "reap\n"
+                           "exit \"$fail\"\n") < 0)
         goto nomem;
     free(mine);
     free(ranks);

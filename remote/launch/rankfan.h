@@ -7,7 +7,10 @@
  * fails stops the others of its host (TERM, then KILL after 3 s), and the script exits with
  * that rank's status after they are gone, so nothing outlives the part that the launcher
  * sees end. A stop's TERM to the group still lets each rank's status be written, and the
- * script names a rank that failed as the stop came. */
+ * script names a rank that failed as the stop came, then waits as well (KILL 3 s after the
+ * TERM, if the stop's own has not come first). "Gone" is every process a rank started, found
+ * in the group (/proc), not the shell that ran the rank's command: dash forks even the last
+ * command of `sh -c`, and that shell dies of a TERM its command may handle and outlive. */
 #ifndef TUNEDECK_RANKFAN_H
 #define TUNEDECK_RANKFAN_H
 

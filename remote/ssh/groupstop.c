@@ -109,21 +109,6 @@ char *groupstop_kill_command(long pgid, const char *mark)
     "[ \"$mp\" = \"$gd\" ] || [ \"$2\" = \"$gd\" ] && continue; gm=\"$gm $mp\"; done; "            \
     "[ -n \"$gm\" ]; }"
 
-/* tk: sets t to the tenths of a second since boot, from /proc/uptime ("SECONDS.HH", the kernel's
- * own two decimals) with builtins only, and exits 0; 1 where it cannot be read. The wait before
- * the KILL is a deadline on that clock: a pass of the loop also runs `marked` (a grep over every
- * environ) and `members` (a pgrep, or a read of every stat), which on a loaded host or one with
- * thousands of processes cost as much as its `sleep 0.1` or far more, so a count of passes made
- * a 20 s wait 27 s and more (past what a live job's stop is given before its own KILL). Where
- * there is no /proc/uptime the passes are counted, as before. The whole seconds lose their
- * leading zeros first: `$((08))` is an octal error that ends the shell (no KILL, no end line),
- * and the kernel never pads, but a container's stand-in /proc may. */
-#define TENTHS_SH                                                                                  \
-    "tk() { t=; read -r ut _ 2>/dev/null </proc/uptime || return 1; case $ut in "                 \
-    "[0-9]*.[0-9]*) ;; *) return 1 ;; esac; uw=${ut%.*} uf=${ut#*.}; uf=${uf%\"${uf#?}\"}; "     \
-    "case $uw$uf in *[!0-9]*) return 1 ;; esac; uw=${uw#\"${uw%%[!0]*}\"}; "                     \
-    "t=$((${uw:-0}*10+$uf)); }"
-
 /* The stop's loop is the one above without `live $g`: the wrapping shell is of its group (as
  * is whatever it forks to look), so it waits on the group's other processes as `members` lists
  * them, and on the processes that left the group, or stayed in it, that carry the mark; what is
@@ -147,7 +132,7 @@ char *groupstop_kill_command(long pgid, const char *mark)
  * the waiting shell, which then said it there. Only a signal whose default is to end a
  * process is raised again: a command that exits 147 by itself must not stop (SIGSTOP) it. */
 const char groupstop_trial_sh[] = GROUPSTOP_MARKED_SH
-    "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; " TENTHS_SH "; "
+    "; " GROUPSTOP_UP_SH "; " MEMBERS_SH "; " GROUPSTOP_TENTHS_SH "; "
     "m=$TUNEDECK_RUN_MARK tc=$" GROUPSTOP_CMD_VAR " gd=$" GROUPSTOP_GUARD_VAR
     "; unset " GROUPSTOP_CMD_VAR " " GROUPSTOP_GUARD_VAR "; ts=; "
     "trap \"ts=1\" URG; trap \"tt=1\" TERM; tt=; exec 3>&2 2>/dev/null; "

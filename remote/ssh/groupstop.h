@@ -80,6 +80,22 @@ int groupstop_mark_ok(const char *mark);
     "up() { for uq in \"$@\"; do us=; read -r us 2>/dev/null </proc/$uq/stat || continue; "      \
     "us=${us##*) }; case $us in Z*|X*) ;; *) return 0 ;; esac; done; return 1; }"
 
+/* tk: sets t to the tenths of a second since boot, from /proc/uptime ("SECONDS.HH", the kernel's
+ * own two decimals) with builtins only, and exits 0; 1 where it cannot be read. The wait before
+ * the KILL is a deadline on that clock: a pass of the loop also runs `marked` (a grep over every
+ * environ) and `members` (a pgrep, or a read of every stat), which on a loaded host or one with
+ * thousands of processes cost as much as its `sleep 0.1` or far more, so a count of passes made
+ * a 20 s wait 27 s and more (past what a live job's stop is given before its own KILL). Where
+ * there is no /proc/uptime the passes are counted, as before. The whole seconds lose their
+ * leading zeros first: `$((08))` is an octal error that ends the shell (no KILL, no end line),
+ * and the kernel never pads, but a container's stand-in /proc may. The rank fan-out's wait
+ * before its KILL (rankfan.c) reads the same clock, for the same reason. */
+#define GROUPSTOP_TENTHS_SH                                                                        \
+    "tk() { t=; read -r ut _ 2>/dev/null </proc/uptime || return 1; case $ut in "                  \
+    "[0-9]*.[0-9]*) ;; *) return 1 ;; esac; uw=${ut%.*} uf=${ut#*.}; uf=${uf%\"${uf#?}\"}; "       \
+    "case $uw$uf in *[!0-9]*) return 1 ;; esac; uw=${uw#\"${uw%%[!0]*}\"}; "                       \
+    "t=$((${uw:-0}*10+$uf)); }"
+
 /* The line a stop after the command's own end prints (the wrapping shell's on its stderr, a
  * stop over a channel of its own on its stdout) when the command left marked processes
  * running; the launcher hands it to the trial's log. */

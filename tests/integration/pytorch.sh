@@ -308,8 +308,10 @@ else fail "$left rank processes left after the fan-out's kill"; fi
 echo "three hosts' notices, said as they came"
 # h3's rank 0 says a cause and fails first, then h2's, then h1's (each waits until the host
 # before it has said its notice: its fan-out's TERM reached that host's LOCAL_RANK 1, which
-# ignores it and keeps its part open until the fan-out's KILL, so no part ends before all three
-# notices are said). The reason names h3, then h2 and h1 as their notices came; it named
+# handles it and runs on, and keeps its part open until the fan-out's KILL 3 s later, so no part
+# ends before all three notices are said; the fan-out waits for the rank's own process, not the
+# `sh -c` that dash forks it from and the TERM ends). The reason names h3, then h2 and h1 as
+# their notices came; it named
 # them in the inventory's order (h1, h2) when launch_ssh.c ignored rankcause_order's order.
 harness_start 3
 harness_inventory "$T/inv3.json" 1 2 3

@@ -2,11 +2,13 @@
  * gets the torch.distributed variables and the schedule; a failing rank stops the others of
  * its host and its status is the script's. Then the local launcher with per-device ranks. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -312,6 +314,157 @@ Test(rankfan, a_stop_in_the_scripts_own_sleep_says_nothing)
 {
     a_stop_in_the_scripts_sleep_is_quiet_under("/bin/sh");
     a_stop_in_the_scripts_sleep_is_quiet_under("/bin/bash");
+}
+
+/* How many processes of group `pgid` are left that are not zombies (an orphan KILLed just now
+ * may wait a moment for init to reap it); then KILLs them, so that a failing test leaves
+ * nothing running. */
+static int group_left_killed(pid_t pgid)
+{
+    int left = 0;
+    DIR *proc = opendir("/proc");
+    cr_assert_not_null(proc);
+    for (struct dirent *e; (e = readdir(proc));) {
+        char path[300], line[512], state;
+        int pid, pgrp;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int got = fgets(line, sizeof line, f) != NULL;
+        fclose(f);
+        char *tail = got ? strrchr(line, ')') : NULL;
+        if (!tail || sscanf(tail, ") %c %*d %d", &state, &pgrp) != 2 || pgrp != (int)pgid ||
+            state == 'Z' || state == 'X')
+            continue;
+        pid = atoi(e->d_name);
+        kill(pid, SIGKILL);
+        left++;
+    }
+    closedir(proc);
+    return left;
+}
+
+/* Writes dir/NAME, a rank's script: it says its pid in dir/rank.$RANK once its TERM handler
+ * is set, then runs a minute unless `on_term` ends it. Run as `sh dir/NAME`, it is a child of
+ * the rank's `sh -c`: dash forks even that last command, and the `sh -c` dies of a TERM at
+ * once while this goes on. */
+static void write_rank_script(const char *name, const char *on_term)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "exec 2> /dev/null\n"
+            "trap '%s' TERM\n"
+            "echo $$ > %s/rank.$RANK\n"
+            "i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\n",
+            on_term, dir);
+    fclose(f);
+}
+
+/* Waits until rank `rank` has said its pid. */
+static void wait_rank_up(int rank)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/rank.%d", dir, rank);
+    struct stat st;
+    while (stat(path, &st) != 0 || st.st_size == 0)
+        usleep(10 * 1000);
+}
+
+static int dir_has(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Regression: a rank's pid file named its `sh -c`, which dash forks the command from and
+ * which a stop's TERM ends at once: the fan-out saw every rank gone and ended, and a rank
+ * that handles TERM and goes on (rank 0 here: a script that notes the TERM and runs on) was
+ * left running after its host's part had ended. Now the fan-out waits for every process the
+ * ranks started, KILLs what is left after its wait, and ends only then; a rank that ends
+ * some time after the TERM (rank 1: its handler sleeps, notes it is done, exits 0) is waited
+ * for and not KILLed. Stopped as a trial is: a TERM to the group. Under `sh` (dash, as the
+ * remote hosts run it) and bash, where there is one. */
+static void a_stop_waits_for_the_ranks_processes_under(const char *sh)
+{
+    if (access(sh, X_OK) != 0)
+        return;
+    char on_term[160], cmd[512];
+    snprintf(on_term, sizeof on_term, ": > %s/termed.$RANK", dir);
+    write_rank_script("linger.sh", on_term);
+    snprintf(on_term, sizeof on_term, "sleep 0.2; : > %s/done.$RANK; exit 0", dir);
+    write_rank_script("ends.sh", on_term);
+    snprintf(cmd, sizeof cmd, "if [ \"$RANK\" = 0 ]; then sh %s/linger.sh; else sh %s/ends.sh; fi",
+             dir, dir);
+    char rm[256];
+    snprintf(rm, sizeof rm, "rm -f %s/rank.* %s/termed.* %s/done.*", dir, dir, dir);
+    cr_assert_eq(system(rm), 0);
+    char *script = script_for(0, 0, cmd);
+    pid_t pid = start_script_under(sh, script, "{}\n");
+    wait_rank_up(0);
+    wait_rank_up(1);
+    cr_assert_eq(kill(-pid, SIGTERM), 0);
+    char *out;
+    int st = finish_script(pid, &out);
+    int left = group_left_killed(pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 143, "%s: status %d: %s", sh, st, out);
+    cr_assert_str_empty(out, "%s: a stop is no rank's failure: %s", sh, out);
+    cr_assert(dir_has("termed.0"), "%s: rank 0 had no TERM", sh);
+    cr_assert_eq(left, 0, "%s: %d processes of the ranks outlived the fan-out", sh, left);
+    assert_gone("rank.0");
+    cr_assert(dir_has("done.1"), "%s: the fan-out ended before rank 1 ended by itself", sh);
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_stop_waits_for_every_process_of_the_ranks_then_kills)
+{
+    a_stop_waits_for_the_ranks_processes_under("/bin/sh");
+    a_stop_waits_for_the_ranks_processes_under("/bin/bash");
+}
+
+/* The same after a rank's failure: rank 1 fails once rank 0 (a script that handles TERM and
+ * runs on) is up; the fan-out's TERM leaves rank 0 running, so it is KILLed after the wait,
+ * before the fan-out ends, and the host's status is still rank 1's (a KILL of the group, the
+ * fan-out's own included, made it 137). */
+static void a_failure_kills_what_outlives_its_term_under(const char *sh)
+{
+    if (access(sh, X_OK) != 0)
+        return;
+    char on_term[160], cmd[512];
+    snprintf(on_term, sizeof on_term, ": > %s/termed.$RANK", dir);
+    write_rank_script("linger.sh", on_term);
+    snprintf(cmd, sizeof cmd,
+             "if [ \"$RANK\" = 0 ]; then sh %s/linger.sh; "
+             "else while [ ! -s %s/rank.0 ]; do sleep 0.01; done; exit 3; fi",
+             dir, dir);
+    char rm[256];
+    snprintf(rm, sizeof rm, "rm -f %s/rank.* %s/termed.*", dir, dir);
+    cr_assert_eq(system(rm), 0);
+    char *script = script_for(0, 0, cmd);
+    pid_t pid = start_script_under(sh, script, "{}\n");
+    char *out;
+    int st = finish_script(pid, &out);
+    int left = group_left_killed(pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "%s: status %d: %s", sh, st, out);
+    assert_notice(out, "rank 1 (m0 gpu0) exited with status 3", sh);
+    cr_assert(dir_has("termed.0"), "%s: rank 0 had no TERM", sh);
+    cr_assert_eq(left, 0, "%s: %d processes of the ranks outlived the fan-out", sh, left);
+    assert_gone("rank.0");
+    free(out);
+    free(script);
+}
+
+Test(rankfan, a_failure_kills_a_rank_that_outlives_its_term_before_the_end)
+{
+    a_failure_kills_what_outlives_its_term_under("/bin/sh");
+    a_failure_kills_what_outlives_its_term_under("/bin/bash");
 }
 
 /* Regression: a rank that crashes mid-step takes its peers down a moment later ("Connection
