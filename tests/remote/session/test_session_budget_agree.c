@@ -148,6 +148,24 @@ static void random_tail(unsigned *seed, FILE *f, const Schedule *s, int trial, i
     }
 }
 
+/* A journal at path: base, then random_tail's lines after trial 3; its text, kept until the
+ * next call (the assertions show it). */
+static const char *damaged_journal(const char *path, const char *base, unsigned *seed,
+                                   const Schedule *s, int refusing)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(base, f);
+    random_tail(seed, f, s, 3, refusing);
+    fclose(f);
+    static char text[1 << 18];
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f);
+    return text;
+}
+
 /* A session of 3 trials run to its end in a scratch folder made from the template `dir`:
  * its journal's lines but its `ended` in `lines` (cap bytes), its first trial's schedule in
  * *s (the session's: lines written for it need it). Caller frees the session (session_free)
@@ -231,14 +249,7 @@ Test(session_budget_agree, sessions_says_the_budget_the_resume_takes)
     unsigned seed = 11;
     int raised_seen = 0;
     for (int k = 0; k < 120; k++) {
-        FILE *f = fopen(path, "w");
-        fputs(base, f);
-        random_tail(&seed, f, s, 3, 0);
-        fclose(f);
-        static char text[1 << 18];
-        f = fopen(path, "r");
-        text[fread(text, 1, sizeof text - 1, f)] = 0;
-        fclose(f);
+        const char *text = damaged_journal(path, base, &seed, s, 0);
         SessionSummary sum;
         session_summary_read(path, "id", &sum);
         char what[32];
@@ -330,7 +341,6 @@ static void replayed(const char *path, const Cluster *c, size_t *kept, size_t *f
  * replays, their outcomes, and says the budget it takes, on the same reading of each line. */
 Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_too)
 {
-    Error err;
     char dir[] = "/tmp/td-budget-refused-XXXXXX", path[4096];
     static char base[1 << 16];
     const Schedule *s;
@@ -341,28 +351,16 @@ Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_
     unsigned seed = 5;
     int refused_seen = 0;
     for (int k = 0; k < 120; k++) {
-        FILE *f = fopen(path, "w");
-        fputs(base, f);
-        random_tail(&seed, f, s, 3, 1);
-        fclose(f);
-        static char text[1 << 18];
-        f = fopen(path, "r");
-        text[fread(text, 1, sizeof text - 1, f)] = 0;
-        fclose(f);
+        const char *text = damaged_journal(path, base, &seed, s, 1);
         SessionSummary sum;
         session_summary_read(path, "id", &sum);
         size_t kept, finished;
         dup2(quiet, 2);
         replayed(path, first->cluster, &kept, &finished);
-        Session *again = session_new(1, dir);
-        SessionSpec rs = {.budget = 0};
-        int rc = session_resume(again, path, &rs, 0, &err);
-        if (rc == 0)
-            rc = session_open(again, &rs, &err);
-        if (rc == 0)
-            rc = session_journal_begin(again, &err);
         dup2(saved, 2);
-        cr_assert_eq(rc, 0, "journal %d: %s\n%s", k, err.msg, text);
+        char what[32];
+        snprintf(what, sizeof what, "journal %d", k);
+        Session *again = resume_of(dir, path, what, text);
         cr_assert_eq((size_t)sum.suggested, kept,
                      "journal %d: sessions counts %d trials, the resume replays %zu:\n%s", k,
                      sum.suggested, kept, text);
