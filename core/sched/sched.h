@@ -129,6 +129,9 @@ typedef struct {
     /* > 0: not a decision but the job lowered under the ceiling a backend's refusal set
      * (sched_set_ceiling): a resize to the size it keeps, or a stop; 0 otherwise */
     int ceiling_gpus;
+    /* finish only: 1 when the job ended by itself outside the model (sched_complete), so an
+     * operator reading events can tell it from a finish the model decided; 0 otherwise */
+    int by_itself;
 } SchedEvent;
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err);

@@ -169,6 +169,8 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev)
         cJSON_AddNumberToObject(o, "batch_size", ev->batch_size);
     if (ev->ceiling_gpus > 0) /* the model lowered the job under a backend's refusal */
         cJSON_AddNumberToObject(o, "ceiling_gpus", ev->ceiling_gpus);
+    if (ev->by_itself) /* only then: the model's own finish stays as it was */
+        cJSON_AddStringToObject(o, "by", "itself");
     cJSON *pl = cJSON_AddArrayToObject(o, "placement");
     for (size_t k = 0; pl && k < ev->n_slots; k++) {
         cJSON *slot = cJSON_CreateObject();
