@@ -73,8 +73,10 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *o)
                         .nodes = (int)j->n_slots,
                         .batch_size = j->gpus ? j->conf.batch : 0,
                         .requested_gpus = j->req_gpus,
-                        .progress = total > 0 ? fmin(1, j->progress / total) : 0,
-                        .epoch = ep,
+                        /* done is complete: a job that ended by itself (sched_complete)
+                         * finished its training though the model had it short of its end */
+                        .progress = j->done ? 1 : total > 0 ? fmin(1, j->progress / total) : 0,
+                        .epoch = j->done ? j->app->epochs : ep,
                         .epochs_total = j->app->epochs,
                         .gpu_s = j->gpu_s,
                         .stall_left_s = j->stall_left_s,
