@@ -211,8 +211,8 @@ int sched_abandon(SchedState *s, size_t job, Error *err);
  * training is done): it is done now, as a job that reached its epoch count is. Its GPUs are
  * given back at once, logged as a finish (SCHED_EV_FINISH) at the present time, its finish
  * time is now (sched_summary counts its JCT), and no decision places it again. Its progress
- * is kept as the model had it, but sched_job_info reads it complete
- * (progress 1, its last epoch): the script finished its training. Fails for an unknown job, one done or failed
+ * is kept as the model had it, but sched_job_info reads it complete (progress 1, its last
+ * epoch): the script finished its training. Fails for an unknown job, one done or failed
  * (sched_abandon), one still to arrive, or out of memory (nothing changed). */
 int sched_complete(SchedState *s, size_t job, Error *err);
 /* The job's run is suspended outside the scheduler (live mode: Slurm suspended its job for a
