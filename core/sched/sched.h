@@ -129,6 +129,9 @@ typedef struct {
     /* > 0: not a decision but the job lowered under the ceiling a backend's refusal set
      * (sched_set_ceiling): a resize to the size it keeps, or a stop; 0 otherwise */
     int ceiling_gpus;
+    /* finish only: 1 when the job ended by itself outside the model (sched_complete), so an
+     * operator reading events can tell it from a finish the model decided; 0 otherwise */
+    int by_itself;
 } SchedEvent;
 
 SchedState *sched_new(const SchedConfig *cfg, const Catalogue *cat, Error *err);
@@ -208,7 +211,8 @@ int sched_abandon(SchedState *s, size_t job, Error *err);
  * training is done): it is done now, as a job that reached its epoch count is. Its GPUs are
  * given back at once, logged as a finish (SCHED_EV_FINISH) at the present time, its finish
  * time is now (sched_summary counts its JCT), and no decision places it again. Its progress
- * is kept as the model had it. Fails for an unknown job, one done or failed
+ * is kept as the model had it, but sched_job_info reads it complete (progress 1, its last
+ * epoch): the script finished its training. Fails for an unknown job, one done or failed
  * (sched_abandon), one still to arrive, or out of memory (nothing changed). */
 int sched_complete(SchedState *s, size_t job, Error *err);
 /* The job's run is suspended outside the scheduler (live mode: Slurm suspended its job for a

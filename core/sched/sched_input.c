@@ -182,6 +182,7 @@ int sched_complete(SchedState *s, size_t job, Error *err)
     /* logged first: out of memory leaves the job as it was */
     if (sched_log_event(s, SCHED_EV_FINISH, job, j->gpus, 0) < 0)
         return error_no_memory(err, "scheduler");
+    s->events[s->n_events - 1].by_itself = 1;
     j->done = 1;
     j->finish_s = s->now_s;
     sched_job_done(s, job);

@@ -73,8 +73,10 @@ int sched_job_info(const SchedState *s, size_t job, SchedJobInfo *o)
                         .nodes = (int)j->n_slots,
                         .batch_size = j->gpus ? j->conf.batch : 0,
                         .requested_gpus = j->req_gpus,
-                        .progress = total > 0 ? fmin(1, j->progress / total) : 0,
-                        .epoch = ep,
+                        /* done is complete: a job that ended by itself (sched_complete)
+                         * finished its training though the model had it short of its end */
+                        .progress = j->done ? 1 : total > 0 ? fmin(1, j->progress / total) : 0,
+                        .epoch = j->done ? j->app->epochs : ep,
                         .epochs_total = j->app->epochs,
                         .gpu_s = j->gpu_s,
                         .stall_left_s = j->stall_left_s,
@@ -169,6 +171,8 @@ char *sched_event_json(const SchedState *s, const SchedEvent *ev)
         cJSON_AddNumberToObject(o, "batch_size", ev->batch_size);
     if (ev->ceiling_gpus > 0) /* the model lowered the job under a backend's refusal */
         cJSON_AddNumberToObject(o, "ceiling_gpus", ev->ceiling_gpus);
+    if (ev->by_itself) /* only then: the model's own finish stays as it was */
+        cJSON_AddStringToObject(o, "by", "itself");
     cJSON *pl = cJSON_AddArrayToObject(o, "placement");
     for (size_t k = 0; pl && k < ev->n_slots; k++) {
         cJSON *slot = cJSON_CreateObject();

@@ -487,6 +487,70 @@ Test(sched, a_job_completed_outside_is_done_gives_its_gpus_back_and_counts_its_j
     sched_free(s);
 }
 
+/* The finish of a job that ended by itself says so in its event JSON ("by":"itself"); a finish
+ * the model decided carries no "by" field, as before, so the two can be told apart. */
+Test(sched, a_finish_by_itself_says_so_in_its_event_json_and_the_models_does_not)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0");
+    size_t events = sched_event_count(s);
+    cr_assert_eq(sched_complete(s, (size_t)c0, &e), 0, "%s", e.msg);
+    const SchedEvent *ev = sched_event(s, events);
+    cr_assert_eq(ev->by_itself, 1);
+    char *json = sched_event_json(s, ev);
+    cr_assert(json);
+    cr_assert(strstr(json, "\"event\":\"finish\""), "%s", json);
+    cr_assert(strstr(json, "\"by\":\"itself\""), "%s", json);
+    free(json);
+    while (!sched_finished(s) && sched_now(s) < 1e6)
+        cr_assert_eq(sched_advance(s, 60, &e), 0, "%s", e.msg);
+    int model_finishes = 0;
+    for (size_t i = events + 1; i < sched_event_count(s); i++) {
+        ev = sched_event(s, i);
+        if (ev->kind != SCHED_EV_FINISH)
+            continue;
+        model_finishes++;
+        cr_assert_eq(ev->by_itself, 0);
+        json = sched_event_json(s, ev);
+        cr_assert(json);
+        cr_assert_null(strstr(json, "\"by\""), "%s", json);
+        free(json);
+    }
+    cr_assert_gt(model_finishes, 0);
+    sched_free(s);
+}
+
+/* A job that ended by itself is complete, whatever progress the model had for it: its info
+ * reads progress 1 and its last epoch; a failed job keeps its progress. */
+Test(sched, a_job_that_ended_by_itself_reads_complete)
+{
+    SchedState *s = small("doubling", 4);
+    Error e;
+    cr_assert_eq(sched_advance(s, 400, &e), 0, "%s", e.msg);
+    int c0 = sched_job_find(s, "cifar10-0"), c1 = -1;
+    SchedJobInfo info;
+    for (size_t i = 0; i < sched_job_count(s) && c1 < 0; i++) {
+        sched_job_info(s, i, &info);
+        if ((int)i != c0 && info.gpus > 0)
+            c1 = (int)i;
+    }
+    cr_assert_geq(c1, 0, "another job placed");
+    sched_job_info(s, (size_t)c0, &info);
+    cr_assert_lt(info.progress, 1, "short of its end in the model");
+    cr_assert_eq(sched_complete(s, (size_t)c0, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_abandon(s, (size_t)c1, &e), 0, "%s", e.msg);
+    sched_job_info(s, (size_t)c0, &info);
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_float_eq(info.progress, 1, 1e-12);
+    cr_assert_float_eq(info.epoch, info.epochs_total, 1e-12);
+    sched_job_info(s, (size_t)c1, &info);
+    cr_assert_eq(info.state, SCHED_JOB_FAILED);
+    cr_assert_lt(info.progress, 1, "a failed job keeps its progress");
+    sched_free(s);
+}
+
 /* A failed job (sched_abandon) or one still to arrive cannot complete: it never ran. */
 Test(sched, only_a_job_that_arrived_and_did_not_fail_can_complete)
 {
