@@ -78,9 +78,28 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
     if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT)
         return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s)", id_or_path,
                          tj->path);
-    if (journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
+    if (journal_check_owned(tj->path, err) < 0)
+        return -1;
+    /* The lock first, kept to the end: a session still running is refused before its
+     * resume reaches anything (a Slurm salloc, the hosts), and cannot start meanwhile. */
+    int busy;
+    journal_close(tj->held);
+    if (!(tj->held = journal_take(tj->path, &busy, err))) {
+        tj->running = busy;
+        if (busy) {
+            Error why = *err;
+            return error_set(err, "session %s is still running (%s)", id_or_path, why.msg);
+        }
+        return -1;
+    }
+    if (journal_load(tj->path, &tj->log, err) < 0)
         return -1;
     return setup_from_log(tj, setup, err);
+}
+
+int tune_journal_running(const TuneJournal *tj)
+{
+    return tj->running;
 }
 
 int tune_journal_load_log(TuneJournal *tj, const char *path, JournalLog *log, TuneSetup *setup,
@@ -107,13 +126,13 @@ static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
          * operator is told only that the header is missing from a file that has one. */
         char first[4200];
         snprintf(first, sizeof first, "%s:1: ", tj->path);
-        const char *why = tj->log.n_problems &&
-                                  strncmp(tj->log.problems[0], first, strlen(first)) == 0
-                              ? tj->log.problems[0]
-                              : NULL;
+        const char *why =
+            tj->log.n_problems && strncmp(tj->log.problems[0], first, strlen(first)) == 0
+                ? tj->log.problems[0]
+                : NULL;
         return error_set(err, "journal %s: expected a \"session\" line first, found %s%s%s",
-                         tj->path, tj->log.n ? "another event" : "no valid line",
-                         why ? "; " : "", why ? why : ""),
+                         tj->path, tj->log.n ? "another event" : "no valid line", why ? "; " : "",
+                         why ? why : ""),
                error_mark(err, ERROR_INPUT);
     }
     char ctx[4200];
@@ -231,7 +250,13 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     }
     for (size_t i = 0; i < tj->log.n_problems && !tj->quiet; i++)
         fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
-    tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
+    if (tj->held) {
+        if (journal_cut(tj->held, tj->log.valid_bytes, err) == 0) {
+            tj->journal = tj->held;
+            tj->held = NULL;
+        }
+    } else
+        tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
     if (!tj->journal) {
         journal_trials_clear(&jt);
         return -1;
@@ -241,8 +266,8 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     tuner_set_number_offset(t, jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0);
     /* Raised before the `resumed` line, which holds it: a session killed after the
      * `interrupted` lines below comes back with the raise, and does not make it twice. */
-    tuner_override_raise_budget_to(t, journal_resume_budget(tuner_budget(t), jt.n, restored,
-                                                            unstarted, fresh, budget_given));
+    tuner_override_raise_budget_to(
+        t, journal_resume_budget(tuner_budget(t), jt.n, restored, unstarted, fresh, budget_given));
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
@@ -297,9 +322,8 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         fprintf(stderr,
                 "tunedeck tune: the %zu override%s queued before the session ended wait%s past "
                 "the budget of %d (--budget %zu runs %s)\n",
-                restored, restored == 1 ? "" : "s",
-                restored == 1 ? "s" : "", tuner_budget(t), n + restored,
-                restored == 1 ? "it" : "them");
+                restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "", tuner_budget(t),
+                n + restored, restored == 1 ? "it" : "them");
     else if (rc == 0 && !tj->quiet && waiting)
         fprintf(stderr,
                 "tunedeck tune: of the %zu override%s queued before the session ended, %zu "
