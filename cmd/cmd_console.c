@@ -21,21 +21,23 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
-                 "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
-                 "       tunedeck --slurm [--partition P] --workload FILE --job-command TEMPLATE\n"
-                 "                [--checkpoint-file NAME]\n"
-                 "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
-                 "                [--checkpoint-file NAME]\n"
-                 "                [--gpus-per-node G]\n"
-                 "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
-                 "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
-                 "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
-                 "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
-                 "                [--accept-new-host-keys] [--no-journal]\n"
-                 "       tunedeck --resume ID [--budget N] [--theme NAME] ...\n"
-                 "\n"
-                 "Opens the operator console (press ? inside for every key).\n");
+    fprintf(
+        out,
+        "usage: tunedeck [--sim SETTING:NETWORK[:BATCH] | --cluster FILE --job FILE]\n"
+        "       tunedeck --slurm [--partition P] [--job FILE --trial-cmd CMD]\n"
+        "       tunedeck --slurm [--partition P] --workload FILE --job-command TEMPLATE\n"
+        "                [--checkpoint-file NAME]\n"
+        "       tunedeck --cluster FILE --workload FILE [--job FILE] [--job-dir DIR]\n"
+        "                [--checkpoint-file NAME]\n"
+        "                [--gpus-per-node G]\n"
+        "                [--optimizer NAME] [--budget N] [--seed N] [--pace-ms MS]\n"
+        "                [--launcher NAME] [--trial-cmd CMD] [--trial-timeout S]\n"
+        "                [--theme NAME] [--plot braille|block|ascii] [--ascii]\n"
+        "                [--policy NAME] [--sched-jobs N] [--sched-speed X] [--no-sched]\n"
+        "                [--accept-new-host-keys] [--no-journal]\n"
+        "       tunedeck --resume ID [--budget N] [--theme NAME] ...\n"
+        "\n"
+        "Opens the operator console (press ? inside for every key).\n");
     flags_help_sim(out, "the embedded simulated cluster", "default B:googlenet; ");
     fprintf(
         out,
@@ -226,7 +228,8 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
             o->pace_ms = (int)v;
             break;
         case 'T':
-            if (flags_double(NULL, "--trial-timeout", optarg, 0.001, 1e7, &sp->trial_timeout_s) < 0)
+            if (flags_double(NULL, "--trial-timeout", optarg, 0.001, 1e7,
+                             &sp->trial_timeout_s) < 0)
                 return EXIT_USAGE;
             break;
         case 'h':
@@ -349,9 +352,8 @@ static int say_files(const Session *s)
                 session_trial_log_error(s));
     }
     if (session_trial_log(s))
-        fprintf(stderr,
-                "tunedeck: what the trials printed besides the protocol (standard "
-                "error, other lines) is in %s\n",
+        fprintf(stderr, "tunedeck: what the trials printed besides the protocol (standard "
+                        "error, other lines) is in %s\n",
                 session_trial_log(s));
     return failed;
 }

@@ -59,9 +59,9 @@ static void usage(FILE *out)
             "                     ~/.local/state/tunedeck/sessions)\n"
             "  --accept-new-host-keys  per-host/single: add unknown host keys to known_hosts\n"
             "                     (a changed key is always refused)\n",
-            launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K,
-            PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE, 2 * PRUNE_PROBE_ITERATIONS,
-            PRUNE_PROBE_ITERATIONS, TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
+            launcher_names(), optimizer_names(), PRUNE_MIN_ITERATIONS, PRUNE_DEFAULT_K, PRUNE_DEFAULT_K * PRUNE_WARMUP_ALLOWANCE,
+            2 * PRUNE_PROBE_ITERATIONS, PRUNE_PROBE_ITERATIONS,
+            TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
     fprintf(out,
             "\n"
             "Ctrl-C or SIGTERM stops the running trial, prints the trials so far and the\n"
@@ -83,23 +83,16 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, TuneArgs *a)
 {
-    static const struct option LONG[] = {{"sim", required_argument, 0, 'S'},
-                                         {"cluster", required_argument, 0, 'c'},
-                                         {"job", required_argument, 0, 'j'},
-                                         {"launcher", required_argument, 0, 'l'},
-                                         {"trial-cmd", required_argument, 0, 't'},
-                                         {"optimizer", required_argument, 0, 'o'},
-                                         {"budget", required_argument, 0, 'b'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"trial-timeout", required_argument, 0, 'T'},
-                                         {"json", no_argument, 0, 'J'},
-                                         {"resume", required_argument, 0, 'R'},
-                                         {"no-journal", no_argument, 0, 'N'},
-                                         {"no-prune", no_argument, 0, 'P'},
-                                         {"stop-when-converged", no_argument, 0, 'C'},
-                                         {"accept-new-host-keys", no_argument, 0, 'A'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option LONG[] = {
+        {"sim", required_argument, 0, 'S'},       {"cluster", required_argument, 0, 'c'},
+        {"job", required_argument, 0, 'j'},       {"launcher", required_argument, 0, 'l'},
+        {"trial-cmd", required_argument, 0, 't'}, {"optimizer", required_argument, 0, 'o'},
+        {"budget", required_argument, 0, 'b'},    {"seed", required_argument, 0, 's'},
+        {"trial-timeout", required_argument, 0, 'T'}, {"json", no_argument, 0, 'J'},
+        {"resume", required_argument, 0, 'R'},    {"no-journal", no_argument, 0, 'N'},
+        {"no-prune", no_argument, 0, 'P'},   {"stop-when-converged", no_argument, 0, 'C'},
+        {"accept-new-host-keys", no_argument, 0, 'A'},
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->budget = 10;
     a->seed = 1;
@@ -115,42 +108,18 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
             a->setup_flag = LONG[li].name;
         li = -1;
         switch (c) {
-        case 'R':
-            a->resume = optarg;
-            break;
-        case 'N':
-            a->no_journal = 1;
-            break;
-        case 'P':
-            a->no_prune = 1;
-            break;
-        case 'C':
-            a->stop_when_converged = 1;
-            break;
-        case 'S':
-            a->sim = optarg;
-            break;
-        case 'c':
-            a->cluster = optarg;
-            break;
-        case 'j':
-            a->job = optarg;
-            break;
-        case 'l':
-            a->launcher = optarg;
-            break;
-        case 't':
-            a->trial_cmd = optarg;
-            break;
-        case 'o':
-            a->optimizer = optarg;
-            break;
-        case 'J':
-            a->json = 1;
-            break;
-        case 'A':
-            a->accept_keys = 1;
-            break;
+        case 'R': a->resume = optarg; break;
+        case 'N': a->no_journal = 1; break;
+        case 'P': a->no_prune = 1; break;
+        case 'C': a->stop_when_converged = 1; break;
+        case 'S': a->sim = optarg; break;
+        case 'c': a->cluster = optarg; break;
+        case 'j': a->job = optarg; break;
+        case 'l': a->launcher = optarg; break;
+        case 't': a->trial_cmd = optarg; break;
+        case 'o': a->optimizer = optarg; break;
+        case 'J': a->json = 1; break;
+        case 'A': a->accept_keys = 1; break;
         case 'b':
             a->budget_set = 1;
             if (flags_long("tune", "--budget", optarg, 1, 100000, &a->budget) < 0)
@@ -164,9 +133,7 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
             if (flags_double("tune", "--trial-timeout", optarg, 0.001, 1e7, &a->timeout_s) < 0)
                 return EXIT_USAGE;
             break;
-        case 'h':
-            usage(stdout);
-            return 1;
+        case 'h': usage(stdout); return 1;
         default:
             return EXIT_USAGE; /* flags_getopt said why */
         }
@@ -176,9 +143,8 @@ static int parse_args(int argc, char **argv, TuneArgs *a)
         return EXIT_USAGE;
     }
     if (a->resume && a->setup_flag) {
-        fprintf(stderr,
-                "tunedeck tune: --resume: '--%s' comes from the session's journal; only "
-                "--budget and --json go with --resume\n",
+        fprintf(stderr, "tunedeck tune: --resume: '--%s' comes from the session's journal; only "
+                        "--budget and --json go with --resume\n",
                 a->setup_flag);
         return EXIT_USAGE;
     }
@@ -366,11 +332,8 @@ int cmd_tune(int argc, char **argv)
     Tuner *t = ses->tuner;
     session_stop_interrupted(ses, report_stderr, NULL);
     /* the budget and seed as run: with --resume, the journal's, not the flags' defaults */
-    TuneEnding e = {.signal = run_interruptible(t),
-                    .ses = ses,
-                    .budget = spec.budget,
-                    .seed = spec.seed,
-                    .json = a.json};
+    TuneEnding e = {.signal = run_interruptible(t), .ses = ses, .budget = spec.budget,
+                    .seed = spec.seed, .json = a.json};
     if (!e.signal) /* done: a signal from here on ends tunedeck as it would have */
         interrupts_restore(old_handlers);
     /* A session stopped early on an error (a leftover group it cannot stop, a journal it

@@ -107,17 +107,18 @@ static int open_cluster(Session *s, const SessionSpec *o, Error *err)
         cJSON_Delete(root);
     } else {
         s->owned_cluster = o->cluster_json
-                               ? cluster_from_json(o->cluster_json, o->cluster, err)
-                               : slurm_inventory_load_file(o->cluster, o->ssh_config,
-                                                           o->accept_new_host_keys, &s->slurm, err);
+                           ? cluster_from_json(o->cluster_json, o->cluster, err)
+                           : slurm_inventory_load_file(o->cluster, o->ssh_config,
+                                                       o->accept_new_host_keys, &s->slurm, err);
     }
     if (!s->owned_cluster)
         return -1;
     s->cluster = s->owned_cluster;
     char line[ERROR_MSG_MAX];
     if (o->cluster && !o->cluster_json && !o->slurm)
-        say_misspelt(
-            o, inventory_misspelt_warning(s->cluster->extra, o->cluster, line, sizeof line), line);
+        say_misspelt(o, inventory_misspelt_warning(s->cluster->extra, o->cluster, line,
+                                                   sizeof line),
+                     line);
     if (!o->job)
         return 0;
     if ((o->job_json ? job_from_json(o->job_json, o->job, &s->owned_job, err)
@@ -257,8 +258,8 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
     SlurmTarget t;
     memset(&t, 0, sizeof t);
     if (s->cluster->extra &&
-        slurm_target_from_json(s->cluster->extra, o->cluster ? o->cluster : "--cluster", &t, err) <
-            0)
+        slurm_target_from_json(s->cluster->extra, o->cluster ? o->cluster : "--cluster", &t,
+                               err) < 0)
         return -1;
     /* The inventory a journal recorded (a resume) has its ssh block as the cluster's own
      * field, not among the Slurm ones carried in extra: without it the login node was asked
@@ -329,7 +330,8 @@ static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
         s->spec.on_event(s->spec.userdata, ev, rec);
 }
 
-static void on_proc(void *userdata, int trial, const char *machine, long pgid, const char *mark)
+static void on_proc(void *userdata, int trial, const char *machine, long pgid,
+                    const char *mark)
 {
     Session *s = userdata;
     tune_procs_on_proc(&s->procs, trial, machine, pgid, mark);

@@ -126,13 +126,13 @@ static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err)
          * operator is told only that the header is missing from a file that has one. */
         char first[4200];
         snprintf(first, sizeof first, "%s:1: ", tj->path);
-        const char *why =
-            tj->log.n_problems && strncmp(tj->log.problems[0], first, strlen(first)) == 0
-                ? tj->log.problems[0]
-                : NULL;
+        const char *why = tj->log.n_problems &&
+                                  strncmp(tj->log.problems[0], first, strlen(first)) == 0
+                              ? tj->log.problems[0]
+                              : NULL;
         return error_set(err, "journal %s: expected a \"session\" line first, found %s%s%s",
-                         tj->path, tj->log.n ? "another event" : "no valid line", why ? "; " : "",
-                         why ? why : ""),
+                         tj->path, tj->log.n ? "another event" : "no valid line",
+                         why ? "; " : "", why ? why : ""),
                error_mark(err, ERROR_INPUT);
     }
     char ctx[4200];
@@ -266,8 +266,8 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     tuner_set_number_offset(t, jt.n ? jt.trials[jt.n - 1].journal_trial - (int)jt.n : 0);
     /* Raised before the `resumed` line, which holds it: a session killed after the
      * `interrupted` lines below comes back with the raise, and does not make it twice. */
-    tuner_override_raise_budget_to(
-        t, journal_resume_budget(tuner_budget(t), jt.n, restored, unstarted, fresh, budget_given));
+    tuner_override_raise_budget_to(t, journal_resume_budget(tuner_budget(t), jt.n, restored,
+                                                            unstarted, fresh, budget_given));
     cJSON *ev = cJSON_CreateObject();
     cJSON_AddStringToObject(ev, "event", "resumed");
     cJSON_AddNumberToObject(ev, "wall_s", (double)time(NULL));
@@ -322,8 +322,9 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         fprintf(stderr,
                 "tunedeck tune: the %zu override%s queued before the session ended wait%s past "
                 "the budget of %d (--budget %zu runs %s)\n",
-                restored, restored == 1 ? "" : "s", restored == 1 ? "s" : "", tuner_budget(t),
-                n + restored, restored == 1 ? "it" : "them");
+                restored, restored == 1 ? "" : "s",
+                restored == 1 ? "s" : "", tuner_budget(t), n + restored,
+                restored == 1 ? "it" : "them");
     else if (rc == 0 && !tj->quiet && waiting)
         fprintf(stderr,
                 "tunedeck tune: of the %zu override%s queued before the session ended, %zu "

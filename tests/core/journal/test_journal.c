@@ -133,31 +133,22 @@ Test(journal, bytes_that_are_not_utf8_are_written_as_replacement_characters)
     Error err;
     Journal *j = journal_create(dir, "u8", &err);
     cJSON *ev = event("note", 1);
-    cJSON_AddStringToObject(ev, "text",
-                            "a\xff"
-                            "b\xe2\x82"
-                            "c\xed\xa0\x80"
-                            "d\xc2\x9b"
-                            "e\xc3\xa9");
+    cJSON_AddStringToObject(ev, "text", "a\xff" "b\xe2\x82" "c\xed\xa0\x80" "d\xc2\x9b" "e\xc3\xa9");
     cr_assert_eq(journal_append(j, ev, &err), 0, "%s", err.msg);
     cJSON_Delete(ev);
     FILE *f = fopen(journal_file(j), "r");
     char line[512];
     cr_assert_not_null(fgets(line, sizeof line, f));
     fclose(f);
-    cr_assert(
-        strstr(line, "\"text\":\"a\\uFFFDb\\uFFFDc\\uFFFD\\uFFFD\\uFFFDd\\u009Be\xc3\xa9\"}\n"),
-        "%s", line);
+    cr_assert(strstr(line, "\"text\":\"a\\uFFFDb\\uFFFDc\\uFFFD\\uFFFD\\uFFFDd\\u009Be\xc3\xa9\"}\n"),
+              "%s", line);
     JournalLog log;
     cr_assert_eq(journal_load(journal_file(j), &log, &err), 0, "%s", err.msg);
     cr_assert_eq(log.n, 1);
     cr_assert_eq(log.n_problems, 0);
     cr_assert_str_eq(cJSON_GetObjectItem(log.events[0], "text")->valuestring,
-                     "a\xef\xbf\xbd"
-                     "b\xef\xbf\xbd"
-                     "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
-                     "d\xc2\x9b"
-                     "e\xc3\xa9");
+                     "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                     "d\xc2\x9b" "e\xc3\xa9");
     journal_log_clear(&log);
     journal_close(j);
 }
@@ -237,7 +228,8 @@ Test(journal, a_second_writer_is_refused_and_in_use_is_seen)
     cr_assert_eq(journal_in_use(journal_file(j)), 1);
     cr_assert_null(journal_reopen(journal_file(j), 14, &err));
     char want[700];
-    snprintf(want, sizeof want, "journal %s is locked by pid %ld", journal_file(j), (long)getpid());
+    snprintf(want, sizeof want, "journal %s is locked by pid %ld", journal_file(j),
+             (long)getpid());
     cr_assert_str_eq(err.msg, want, "the holder is named (/proc/locks)");
     int busy = 0;
     cr_assert_null(journal_take(journal_file(j), &busy, &err));
