@@ -377,8 +377,10 @@ int cmd_console(int argc, char **argv)
         return EXIT_FAILED;
     }
     if (ca.resume && resume_session(&o, &ca) < 0) {
+        /* a session still running: as `tune --resume` says it (its work is there, not ours) */
+        rc = tune_journal_running(o.session->journal) ? EXIT_FAILED : EXIT_USAGE;
         session_free(o.session);
-        return EXIT_USAGE;
+        return rc;
     }
     Error err;
     rc = console_run(&o, &err);

@@ -183,11 +183,13 @@ Journal *journal_create(const char *dir, const char *id, Error *err)
     return j;
 }
 
-Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
+Journal *journal_take(const char *path, int *busy, Error *err)
 {
+    *busy = 0;
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-        error_set(err, "journal: cannot open %s to append: %s", path, strerror(errno));
+        /* as journal_load says it: a resume takes the lock before it reads */
+        error_set(err, "journal %s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct stat st;
@@ -199,22 +201,43 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
     /* The writer holds the lock while the session lives: one writer per journal. */
     if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
         close(fd);
-        error_set(err, "journal: %s is in use by another running session", path);
+        *busy = 1;
+        long pid = journal_lock_holder(path);
+        if (pid > 0)
+            error_set(err, "journal %s is locked by pid %ld", path, pid);
+        else
+            error_set(err, "journal %s is locked by another process", path);
         return NULL;
     }
-    if ((st.st_mode & 077) && fchmod(fd, 0600) < 0) {
-        close(fd);
-        error_set(err, "journal: %s is readable by others and cannot be made private", path);
-        return NULL;
-    }
-    if (st.st_size != valid_bytes && (ftruncate(fd, valid_bytes) < 0 || fsync(fd) < 0)) {
-        error_set(err, "journal: cannot cut the torn last line off %s: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    Journal *j = journal_wrap(fd, path, valid_bytes);
+    Journal *j = journal_wrap(fd, path, (long)st.st_size);
     if (!j)
         error_no_memory(err, "journal");
+    return j;
+}
+
+int journal_cut(Journal *j, long valid_bytes, Error *err)
+{
+    struct stat st;
+    if (fstat(j->fd, &st) < 0)
+        return error_set(err, "journal: %s: %s", j->path, strerror(errno));
+    if ((st.st_mode & 077) && fchmod(j->fd, 0600) < 0)
+        return error_set(err, "journal: %s is readable by others and cannot be made private",
+                         j->path);
+    if (st.st_size != valid_bytes && (ftruncate(j->fd, valid_bytes) < 0 || fsync(j->fd) < 0))
+        return error_set(err, "journal: cannot cut the torn last line off %s: %s", j->path,
+                         strerror(errno));
+    j->size = valid_bytes;
+    return 0;
+}
+
+Journal *journal_reopen(const char *path, long valid_bytes, Error *err)
+{
+    int busy;
+    Journal *j = journal_take(path, &busy, err);
+    if (j && journal_cut(j, valid_bytes, err) < 0) {
+        journal_close(j);
+        return NULL;
+    }
     return j;
 }
 

@@ -37,6 +37,17 @@ Journal *journal_create(const char *dir, const char *id, Error *err);
 /* Reopens a journal to append to it; the file is first cut back to valid_bytes (what
  * journal_load found to be whole lines), so a torn last line never sits mid-file. */
 Journal *journal_reopen(const char *path, long valid_bytes, Error *err);
+/* journal_reopen in two steps, for a resume that must know the session is not running before
+ * it reaches anything else (a Slurm allocation, the hosts) and keep it so, with no window
+ * between a check and the reopen: takes the writer's lock, or fails with *busy set (another
+ * process holds it: the message names the pid when journal_lock_holder finds it), changing
+ * nothing in the file; */
+Journal *journal_take(const char *path, int *busy, Error *err);
+/* then, once the journal is read, makes it private and cuts it back to valid_bytes. */
+int journal_cut(Journal *j, long valid_bytes, Error *err);
+/* The pid holding a flock on path, as /proc/locks lists it (Linux); 0 when unknown (none,
+ * another pid namespace, no /proc). */
+long journal_lock_holder(const char *path);
 /* Like OpenSSH's StrictModes, before a journal is resumed (its trial_cmd would run): the
  * file and its folder must belong to this user and be writable by no one else (a folder
  * with the sticky bit, such as /tmp, may be world-writable). -1 with why otherwise. */

@@ -218,10 +218,8 @@ static void release_left(Session *s, const SessionSpec *o)
 {
     if (!s->resume || !s->journal)
         return;
-    /* A session still running holds its journal's lock (the resume is refused once it
-     * reopens the journal, after this): its allocation, in use, is not one left. */
-    if (journal_in_use(tune_journal_path(s->journal)))
-        return;
+    /* No session still runs here: the resume holds the journal's lock since session_resume
+     * (tune_journal_load refuses a running one), so an allocation it journaled is left. */
     s->n_left = tune_alloc_left(tune_journal_log(s->journal), s->left, TUNE_ALLOC_LEFT_MAX);
     for (size_t i = 0; i < s->n_left; i++) {
         const TuneAllocLeft *l = &s->left[i];

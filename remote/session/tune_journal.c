@@ -32,6 +32,7 @@ void tune_journal_free(TuneJournal *tj)
     if (!tj)
         return;
     journal_close(tj->journal);
+    journal_close(tj->held);
     journal_log_clear(&tj->log);
     free(tj);
 }

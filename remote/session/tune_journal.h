@@ -33,7 +33,11 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
 /* A new session: creates its journal and writes the setup line. Call after tuner_new. */
 int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error *err);
 /* Resume, step 1: reads the journal of ID (or a path) and the setup it was started with. */
+/* It takes the journal's lock first and keeps it (tune_journal_resume writes through it): a
+ * session still running is refused before anything else, "session ID is still running
+ * (journal PATH is locked by pid N)", with tune_journal_running set, the file untouched. */
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err);
+int tune_journal_running(const TuneJournal *tj);
 /* As tune_journal_load, of the journal at path already read into log (journal_load; taken,
  * emptied): `tunedeck sessions` summarizes a journal and asks whether a resume would take
  * it from one reading (it read each twice: 11 s for 400 journals of 300 trials). */

@@ -9,6 +9,11 @@
 
 struct TuneJournal {
     Journal *journal;
+    /* Resume: the journal's writer lock, taken before it is read (tune_journal_load) and
+     * kept, so nothing of a session still running is reached; the journal once the resume
+     * replayed it. Not written to before: the tuner's events go to `journal` alone. */
+    Journal *held;
+    int running; /* tune_journal_load was refused: another process holds the lock */
     Tuner *tuner;
     int muted; /* replaying: the events are already in the journal */
     int quiet; /* the console draws on the terminal: say nothing on stderr */

@@ -78,9 +78,28 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
     if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT)
         return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s)", id_or_path,
                          tj->path);
-    if (journal_check_owned(tj->path, err) < 0 || journal_load(tj->path, &tj->log, err) < 0)
+    if (journal_check_owned(tj->path, err) < 0)
+        return -1;
+    /* The lock first, kept to the end: a session still running is refused before its
+     * resume reaches anything (a Slurm salloc, the hosts), and cannot start meanwhile. */
+    int busy;
+    journal_close(tj->held);
+    if (!(tj->held = journal_take(tj->path, &busy, err))) {
+        tj->running = busy;
+        if (busy) {
+            Error why = *err;
+            return error_set(err, "session %s is still running (%s)", id_or_path, why.msg);
+        }
+        return -1;
+    }
+    if (journal_load(tj->path, &tj->log, err) < 0)
         return -1;
     return setup_from_log(tj, setup, err);
+}
+
+int tune_journal_running(const TuneJournal *tj)
+{
+    return tj->running;
 }
 
 int tune_journal_load_log(TuneJournal *tj, const char *path, JournalLog *log, TuneSetup *setup,
@@ -231,7 +250,13 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     }
     for (size_t i = 0; i < tj->log.n_problems && !tj->quiet; i++)
         fprintf(stderr, "tunedeck tune: %s\n", tj->log.problems[i]);
-    tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
+    if (tj->held) {
+        if (journal_cut(tj->held, tj->log.valid_bytes, err) == 0) {
+            tj->journal = tj->held;
+            tj->held = NULL;
+        }
+    } else
+        tj->journal = journal_reopen(tj->path, tj->log.valid_bytes, err);
     if (!tj->journal) {
         journal_trials_clear(&jt);
         return -1;

@@ -221,6 +221,14 @@ done
 # take longer than the 0.2 s this waited, leaving trial 2's sleep 60 behind
 i=0
 until { [ -s "$work/trial2.pid" ] && [ -s "$work/daemon.pid" ]; } || [ $i -ge 200 ]; do sleep 0.05; i=$((i + 1)); done
+# A resume while it runs: refused at once, naming the journal and its process; nothing written.
+before="$(md5sum <"$target")"
+rc=0
+"$bin" tune --resume "$(basename "$target" .jsonl)" >/dev/null 2>"$work/busy.err" || rc=$?
+[ $rc = 1 ] || fail "a resume of a running session exited $rc, expected 1: $(cat "$work/busy.err")"
+grep -qF "session $(basename "$target" .jsonl) is still running (journal $target is locked by pid $tune_pid)" \
+    "$work/busy.err" || fail "unclear refusal of a running session's resume: $(cat "$work/busy.err")"
+[ "$(md5sum <"$target")" = "$before" ] || fail "a refused resume wrote to the running session's journal"
 sleep 0.2
 kill -9 "$tune_pid"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
 # Trial 2, which prints nothing, stops on its own once its tunedeck is gone: the keeper of its

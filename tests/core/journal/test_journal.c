@@ -227,7 +227,14 @@ Test(journal, a_second_writer_is_refused_and_in_use_is_seen)
     append(j, "a", 1);
     cr_assert_eq(journal_in_use(journal_file(j)), 1);
     cr_assert_null(journal_reopen(journal_file(j), 14, &err));
-    cr_assert(strstr(err.msg, "in use"), "%s", err.msg);
+    char want[700];
+    snprintf(want, sizeof want, "journal %s is locked by pid %ld", journal_file(j),
+             (long)getpid());
+    cr_assert_str_eq(err.msg, want, "the holder is named (/proc/locks)");
+    int busy = 0;
+    cr_assert_null(journal_take(journal_file(j), &busy, &err));
+    cr_assert_eq(busy, 1);
+    cr_assert_eq(journal_lock_holder(journal_file(j)), (long)getpid());
     char path[600];
     snprintf(path, sizeof path, "%s", journal_file(j));
     journal_close(j);

@@ -20,7 +20,8 @@ static char sdir[] = "/tmp/tunedeck-session-alloc.XXXXXX";
 static const char *const TABLE[][2] = {
     {"sinfo", "echo 'n1|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|n1|none'\n"
               "echo 'n2|4|2000|gpu:t4:2|idle|t4|t4|0/4/0/4|n2|none'\n"},
-    {"salloc", "n=$(cat \"$D/next\"); echo $((n + 1)) > \"$D/next\"\n"
+    {"salloc", "echo \"$*\" >> \"$D/sallocs\"\n"
+               "n=$(cat \"$D/next\"); echo $((n + 1)) > \"$D/next\"\n"
                "echo \"salloc: Granted job allocation $n\" >&2\n"},
     {"scancel", "echo \"$*\" >> \"$D/calls\"\n"
                 "if [ -e \"$D/down\" ]; then\n"
@@ -79,12 +80,14 @@ Test(session_alloc, a_release_that_fails_is_said_kept_and_done_by_the_resume,
     char path[4096];
     snprintf(path, sizeof path, "%s", tune_journal_path(a->journal));
 
-    /* A second resume while the session runs: its allocation, in use, is no leftover. */
-    Session *b = open_one(dir, inv, path, said);
-    cr_assert_eq(session_journal_begin(b, &err), -1, "the journal is the running session's");
-    session_free(b); /* releases its own, 78 */
+    /* A second resume while the session runs is refused before it opens anything: its
+     * allocation, in use, is no leftover (the refusal itself: a_running_session_...). */
+    Session *b = session_new(1, dir);
+    SessionSpec bs = {.budget = 2};
+    cr_assert_eq(session_resume(b, path, &bs, 0, &err), -1, "the journal is the running session's");
+    session_free(b);
     char *calls = standins_recorded(sdir, "calls");
-    cr_assert_str_eq(calls, "78\n", "nothing but its own allocation is cancelled");
+    cr_assert_str_eq(calls, "", "nothing is cancelled");
     free(calls);
 
     standins_put(sdir, "down", "");
@@ -107,9 +110,9 @@ Test(session_alloc, a_release_that_fails_is_said_kept_and_done_by_the_resume,
              name);
     cr_assert(strstr(said, line), "%s", said);
     cr_assert_eq(session_journal_begin(c, &err), 0, "%s", err.msg);
-    session_free(c); /* releases 79 */
+    session_free(c); /* releases 78 */
     calls = standins_recorded(sdir, "calls");
-    snprintf(line, sizeof line, "78\n77\n-v --me --name=%s 77\n79\n", name);
+    snprintf(line, sizeof line, "77\n-v --me --name=%s 77\n78\n", name);
     cr_assert_str_eq(calls, line);
     free(calls);
 
@@ -124,8 +127,73 @@ Test(session_alloc, a_release_that_fails_is_said_kept_and_done_by_the_resume,
     cr_assert(strstr(text, "{\"event\":\"slurm_allocation_released\",\"job\":\"77\","
                            "\"result\":\"released\""),
               "%s", text);
-    cr_assert(strstr(text, "{\"event\":\"slurm_allocation_released\",\"job\":\"79\","
+    cr_assert(strstr(text, "{\"event\":\"slurm_allocation_released\",\"job\":\"78\","
                            "\"result\":\"released\""),
               "%s", text);
+    standins_remove(sdir);
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    return strdup(text);
+}
+
+/* `tune --resume ID` of a session still running: refused before anything reaches the cluster
+ * (its own salloc took, or waited for, the partition's nodes for nothing, and only then did
+ * the journal's lock refuse it), naming the journal and the process that holds it; the
+ * journal is left as it was. Here that process is this one, through another descriptor. */
+Test(session_alloc, a_running_session_is_refused_before_its_resume_runs_salloc,
+     .timeout = TEST_TIMEOUT_S)
+{
+    unsetenv("SLURM_JOB_ID");
+    standins_install(sdir, TABLE, sizeof TABLE / sizeof *TABLE);
+    standins_put(sdir, "next", "77\n");
+    char dir[4096], inv[4096], said[4096] = "", want[8192];
+    snprintf(dir, sizeof dir, "%s/sessions", sdir);
+    snprintf(inv, sizeof inv, "%s/inv.json", sdir);
+    standins_put(sdir, "inv.json",
+                 "{\"name\": \"t\", \"backend\": \"slurm\", \"partition\": \"t4\", "
+                 "\"trial\": {\"command\": \"true\"}}\n");
+    Error err;
+    Session *a = open_one(dir, inv, NULL, said);
+    cr_assert_eq(session_journal_begin(a, &err), 0, "%s", err.msg);
+    char *sallocs = standins_recorded(sdir, "sallocs");
+    cr_assert_eq(strchr(sallocs, '\n'), strrchr(sallocs, '\n'), "one salloc: %s", sallocs);
+    free(sallocs);
+    char id[JOURNAL_ID_MAX];
+    snprintf(id, sizeof id, "%s", tune_journal_id(a->journal));
+    char *before = read_all(tune_journal_path(a->journal));
+
+    /* as cmd_tune goes on: resume, then open (the salloc) when the resume let it */
+    Session *b = session_new(1, dir);
+    SessionSpec spec = {.budget = 2, .on_report = say, .report_userdata = said};
+    int rc = session_resume(b, id, &spec, 0, &err);
+    Error open_err;
+    if (rc == 0 && session_open(b, &spec, &open_err) == 0)
+        session_journal_begin(b, &open_err);
+    sallocs = standins_recorded(sdir, "sallocs");
+    cr_assert_eq(strchr(sallocs, '\n'), strrchr(sallocs, '\n'),
+                 "the refused resume ran no salloc: %s", sallocs);
+    free(sallocs);
+    cr_assert_eq(rc, -1, "the resume of a running session is refused at once");
+    snprintf(want, sizeof want, "session %s is still running (journal %s is locked by pid %ld)", id,
+             tune_journal_path(a->journal), (long)getpid());
+    cr_assert_str_eq(err.msg, want);
+    cr_assert(tune_journal_running(b->journal));
+    session_free(b);
+    char *after = read_all(tune_journal_path(a->journal));
+    cr_assert_str_eq(after, before, "nothing is written to the running session's journal");
+    free(after);
+    free(before);
+    char *calls = standins_recorded(sdir, "calls");
+    cr_assert_str_eq(calls, "", "nothing is cancelled");
+    free(calls);
+    session_free(a);
     standins_remove(sdir);
 }
