@@ -91,8 +91,8 @@ void schedlive_fail(SchedLive *l, LiveJob *j)
     }
     if (info.gpus > 0) {
         j->preempt_event = 1;
-        schedlive_log(l, "%s: failed: its %d GPU%s go back to the scheduler for other jobs",
-                      j->name, info.gpus, plural_s(info.gpus));
+        schedlive_log(l, "%s: failed: its %d GPU%s go%s back to the scheduler for other jobs",
+                      j->name, info.gpus, plural_s(info.gpus), info.gpus == 1 ? "es" : "");
     }
 }
 

@@ -60,9 +60,9 @@ static void ended_itself(SchedLive *l, LiveJob *j)
     j->complete_event = 1;
     if (info.gpus > 0)
         schedlive_log(l,
-                      "%s: ended by itself %s: done, its %d GPU%s go back to the scheduler "
+                      "%s: ended by itself %s: done, its %d GPU%s go%s back to the scheduler "
                       "for other jobs",
-                      j->name, at, info.gpus, plural_s(info.gpus));
+                      j->name, at, info.gpus, plural_s(info.gpus), info.gpus == 1 ? "es" : "");
     else
         schedlive_log(l, "%s: ended by itself %s: done", j->name, at);
 }
