@@ -356,6 +356,12 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
     const LiveJob *j = &l->jobs[i];
     SchedJobInfo info;
     sched_job_info(l->s, i, &info);
+    /* A ceiling reads as "capped now": a job done or failed has no cap left to show. Cleared
+     * here, not in the model, so every view (status lines, --events, the console) agrees,
+     * also where the model was not told (its sched_complete or sched_abandon failed). */
+    int ended = j->failed || j->ended_itself || info.state == SCHED_JOB_DONE ||
+                info.state == SCHED_JOB_FAILED;
+    int64_t left_ms = !ended && info.ceiling_gpus ? j->ceiling_until_ms - l->last_ms : 0;
     *out = (SchedLiveJob){.name = j->name,
                           .model = j->model,
                           .running = j->run && l->ops->running(j->run) && !j->preempted,
@@ -368,11 +374,9 @@ void schedlive_job(const SchedLive *l, size_t i, SchedLiveJob *out)
                           .preemptions = j->preemptions,
                           .suspended = j->suspended,
                           .failed = j->failed,
-                          .ceiling_gpus = info.ceiling_gpus,
-                          .ceiling_nodes = info.ceiling_nodes,
-                          .ceiling_left_s = info.ceiling_gpus && j->ceiling_until_ms > l->last_ms
-                                                ? (double)(j->ceiling_until_ms - l->last_ms) / 1000
-                                                : 0,
+                          .ceiling_gpus = ended ? 0 : info.ceiling_gpus,
+                          .ceiling_nodes = ended ? 0 : info.ceiling_nodes,
+                          .ceiling_left_s = left_ms > 0 ? (double)left_ms / 1000 : 0,
                           .step = j->step,
                           .loss = j->loss,
                           .examples_per_s = j->eps,

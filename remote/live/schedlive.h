@@ -89,7 +89,8 @@ typedef struct {
     int suspended;    /* its run is suspended (Slurm): it keeps its GPUs, makes no progress */
     int failed;       /* died again after its one restart: left stopped */
     int ceiling_gpus; /* the most GPUs the scheduler gives it: the cluster refused it more
-                         (sched_set_ceiling); 0 none */
+                         (sched_set_ceiling); 0 none, and once the job is done or failed (the
+                         three ceiling fields: no cap is left to show) */
     int ceiling_nodes; /* the most nodes: the limit refused counts nodes; 0 none */
     double ceiling_left_s; /* wall time until its ceiling is lifted (as of the last step) */
     long step;        /* last progress line of any run (-1: none yet) */

@@ -209,8 +209,13 @@ Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_un
     plan(2, 0, LIVERUN_REFUSED_ONCE);
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     now_ms = clock_now_ms();
-    run_steps(&r, 150); /* ~3,000 s of the model: some 50 decisions */
+    /* the ceiling, read while the job runs under it: done, it has none (below) */
+    step_until_said(&r, 0, "its ceiling is now", 150);
+    cr_assert(step_until_running_at(&r, 2, 50), "back at 2 GPUs: %s", r.text);
     SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.ceiling_gpus == 3 && j.ceiling_nodes == 0 && j.ceiling_left_s > 0, "%s", r.text);
+    run_steps(&r, 150); /* ~3,000 s of the model: some 50 decisions, to its end */
     schedlive_job(r.l, 0, &j);
     cr_assert_not(j.failed, "a grow's refusal failed the job: %s", r.text);
     cr_assert_geq(starts, 3, "%s", r.text);
@@ -221,7 +226,6 @@ Test(schedlive_ceiling, a_grow_refused_for_its_size_keeps_the_job_at_its_size_un
     for (int i = 2; i < starts && i < 64; i++)
         cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs, over its ceiling: %s", i, asked[i],
                       r.text);
-    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
     cr_assert_eq(j.deaths, 0, "%s", r.text);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: error: "
                              "QOSMaxGRESPerJob): its ceiling is now 3 GPUs, which no decision "
@@ -244,8 +248,12 @@ Test(schedlive_ceiling, a_grow_held_pending_on_a_limit_of_its_size_is_cancelled_
     pend_over = 1;
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     now_ms = clock_now_ms();
-    run_steps(&r, 150);
+    step_until_said(&r, 0, "its ceiling is now", 150);
+    cr_assert(step_until_running_at(&r, 2, 50), "back at 2 GPUs: %s", r.text);
     SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.ceiling_gpus, 3, "while it runs under it: %s", r.text);
+    run_steps(&r, 150);
     schedlive_job(r.l, 0, &j);
     cr_assert_not(j.failed, "%s", r.text);
     cr_assert_geq(starts, 3, "%s", r.text);
@@ -254,7 +262,6 @@ Test(schedlive_ceiling, a_grow_held_pending_on_a_limit_of_its_size_is_cancelled_
     cr_assert(resumed[2], "%s", r.text);
     for (int i = 2; i < starts && i < 64; i++)
         cr_assert_leq(asked[i], 3, "start %d asked for %d GPUs: %s", i, asked[i], r.text);
-    cr_assert_eq(j.ceiling_gpus, 3, "%s", r.text);
     cr_assert_eq(j.runs, 2, "the pending one never ran: %s", r.text);
     cr_assert(strstr(r.text, "j0: its run waits on QOSMaxGRESPerJob, a limit on its size: "
                              "cancelled\n") &&
@@ -356,13 +363,16 @@ Test(schedlive_ceiling, a_limit_on_nodes_sets_the_ceiling_to_what_one_node_fewer
     over_nodes = 1;
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     now_ms = clock_now_ms();
-    run_steps(&r, 150);
+    step_until_said(&r, 0, "its ceiling is now", 150);
+    cr_assert(step_until_running_at(&r, 2, 50), "back at 2 GPUs: %s", r.text);
     SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.ceiling_gpus, 2, "while it runs under it: %s", r.text);
+    run_steps(&r, 150);
     schedlive_job(r.l, 0, &j);
     cr_assert_not(j.failed, "%s", r.text);
     cr_assert_eq(asked[1], 4, "the grow: %s", r.text);
     cr_assert_eq(asked[2], 2, "back at its size: %s", r.text);
-    cr_assert_eq(j.ceiling_gpus, 2, "%s", r.text);
     cr_assert(strstr(r.text, "j0: the cluster refused it at 4 GPUs (sbatch: Node count "
                              "specification invalid): its ceiling is now 2 GPUs (what 1 node "
                              "holds: the limit counts nodes), which no decision goes past for "
@@ -380,11 +390,14 @@ Test(schedlive_ceiling, a_grow_held_pending_on_a_node_limit_gets_the_ceiling_of_
     pend_over = 1;
     liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
     now_ms = clock_now_ms();
-    run_steps(&r, 150);
+    step_until_said(&r, 0, "its ceiling is now", 150);
+    cr_assert(step_until_running_at(&r, 2, 50), "back at 2 GPUs: %s", r.text);
     SchedLiveJob j;
     schedlive_job(r.l, 0, &j);
+    cr_assert_eq(j.ceiling_gpus, 2, "while it runs under it: %s", r.text);
+    run_steps(&r, 150);
+    schedlive_job(r.l, 0, &j);
     cr_assert_not(j.failed, "%s", r.text);
-    cr_assert_eq(j.ceiling_gpus, 2, "%s", r.text);
     cr_assert(strstr(r.text, "(its run waits on PartitionNodeLimit, a limit on its size): its "
                              "ceiling is now 2 GPUs (what 1 node holds"),
               "%s", r.text);
@@ -1057,6 +1070,11 @@ Test(schedlive_ceiling, a_job_that_ended_by_itself_under_a_ceiling_gives_its_gpu
               "%s", r.text + said);
     schedlive_job(r.l, 0, &j);
     cr_assert_eq(j.ceiling_left_s, 0, "no lift to wait for: %s", r.text + said);
+    char text[96];
+    cr_assert(j.ceiling_gpus == 0 && j.ceiling_nodes == 0 &&
+                  !schedlive_ceiling_text(&j, text, sizeof text)[0],
+              "done, not capped: ceiling %d GPUs, %d nodes, '%s'", j.ceiling_gpus, j.ceiling_nodes,
+              text);
     SchedJobInfo info;
     cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
     cr_assert_eq(info.state, SCHED_JOB_DONE, "%s", r.text + said);
@@ -1072,5 +1090,83 @@ Test(schedlive_ceiling, a_job_that_ended_by_itself_under_a_ceiling_gives_its_gpu
     cr_assert_eq(info.gpus, 0, "no decision placed it again: %s", r.text + said);
     schedlive_job(r.l, 1, &j);
     cr_assert_eq(j.ceiling_gpus, 0, "j1 is not capped: %s", r.text + said);
+    liverig_close(&r);
+}
+
+/* Regression: a job the model finished after a refusal gave it a ceiling still showed it, as
+ * if it were capped now ("ceiling 4 GPUs on 1 node" on the status lines, in --events and the
+ * console): a done job has no cap. Under MaxNodes=1 on two 4-GPU nodes its grow to 8 is
+ * refused: ceiling 4 GPUs on 1 node while it runs, none from the model's finish on, while its
+ * last run checkpoints and stops and after. */
+Test(schedlive_ceiling, a_job_done_after_a_ceiling_shows_no_ceiling)
+{
+    static LiveRig r;
+    open_node_limited(&r, 0, 0, 0, 0);
+    step_until_said(&r, 0, "its ceiling is now", 600);
+    cr_assert(step_until_running_at(&r, 4, 50), "back at 4 GPUs: %s", r.text);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    char text[96];
+    cr_assert(j.ceiling_gpus == 4 && j.ceiling_nodes == 1 && j.ceiling_left_s > 0 &&
+                  strstr(schedlive_ceiling_text(&j, text, sizeof text),
+                         "ceiling 4 GPUs on 1 node, retry in ") == text,
+              "capped while it runs: '%s': %s", text, r.text);
+    size_t said = strlen(r.text);
+    step_until_said(&r, said, "(the model says it is done)", 600);
+    cr_assert(strstr(r.text + said, "j0: checkpoint and stop at step "), "%s", r.text + said);
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.ceiling_gpus == 0 && j.ceiling_nodes == 0 && j.ceiling_left_s == 0,
+              "done, its run stopping: ceiling %d GPUs, %d nodes, %g s: %s", j.ceiling_gpus,
+              j.ceiling_nodes, j.ceiling_left_s, r.text + said);
+    for (int i = 0; i < 100 && !schedlive_done(r.l); i++)
+        run_steps(&r, 1);
+    cr_assert(schedlive_done(r.l), "%s", r.text + said);
+    SchedJobInfo info;
+    cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
+    cr_assert_eq(info.state, SCHED_JOB_DONE, "%s", r.text + said);
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.ceiling_gpus == 0 && j.ceiling_nodes == 0 && j.ceiling_left_s == 0 &&
+                  !schedlive_ceiling_text(&j, text, sizeof text)[0],
+              "done: ceiling %d GPUs, %d nodes, %g s, '%s'", j.ceiling_gpus, j.ceiling_nodes,
+              j.ceiling_left_s, text);
+    liverig_close(&r);
+}
+
+/* Regression: the same for a job left failed (it died twice in a row) while under a ceiling:
+ * it still showed the ceiling, though it is never started again. Between its two deaths it
+ * runs again, under its ceiling still. */
+Test(schedlive_ceiling, a_job_failed_under_a_ceiling_shows_no_ceiling)
+{
+    static LiveRig r;
+    plan(2, 0, LIVERUN_REFUSED_ONCE);
+    liverig_open(&r, standin_two_by_two(), &LIMITED, 1000);
+    now_ms = clock_now_ms();
+    step_until_said(&r, 0, "its ceiling is now", 150);
+    cr_assert(step_until_running_at(&r, 2, 50), "back at 2 GPUs: %s", r.text);
+    SchedLiveJob j;
+    schedlive_job(r.l, 0, &j);
+    cr_assert(j.ceiling_gpus == 3 && j.ceiling_left_s > 0, "%s", r.text);
+    size_t said = strlen(r.text);
+    snprintf(j0_run->head.status, sizeof j0_run->head.status, "exited 1");
+    step_until_said(&r, said, "j0: died unexpectedly", 5);
+    cr_assert(strstr(r.text + said, ": restarting from its checkpoint"), "%s", r.text + said);
+    cr_assert(step_until_running_at(&r, 2, 50), "restarted: %s", r.text + said);
+    schedlive_job(r.l, 0, &j);
+    cr_assert(!j.failed && j.ceiling_gpus == 3 && j.ceiling_left_s > 0,
+              "running again, capped still: %s", r.text + said);
+    said = strlen(r.text);
+    snprintf(j0_run->head.status, sizeof j0_run->head.status, "exited 1");
+    step_until_said(&r, said, "left stopped", 5);
+    cr_assert(strstr(r.text + said, "j0: failed: its 2 GPUs go back to the scheduler"), "%s",
+              r.text + said);
+    schedlive_job(r.l, 0, &j);
+    SchedJobInfo info;
+    cr_assert_eq(sched_job_info(r.s, 0, &info), 0);
+    cr_assert(j.failed && info.state == SCHED_JOB_FAILED, "%s", r.text + said);
+    char text[96];
+    cr_assert(j.ceiling_gpus == 0 && j.ceiling_nodes == 0 && j.ceiling_left_s == 0 &&
+                  !schedlive_ceiling_text(&j, text, sizeof text)[0],
+              "failed: ceiling %d GPUs, %d nodes, %g s, '%s': %s", j.ceiling_gpus, j.ceiling_nodes,
+              j.ceiling_left_s, text, r.text + said);
     liverig_close(&r);
 }
