@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tui/draw.h"
+#include "tui/draw_num.h"
 #include "tui/keys.h"
 #include "tui/logview.h"
 #include "tui/view.h"

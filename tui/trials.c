@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "tui/draw.h"
+#include "tui/draw_num.h"
 
 /* One table for the names `:sort` takes and the headers the table draws (view_tune.c):
  * a header renamed there is still found here. */

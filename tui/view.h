@@ -44,6 +44,8 @@ void view_cluster_draw(const ClusterSnapshot *s, const Layout *l, size_t scroll,
                        size_t jobs_scroll);
 void view_timeline_draw(const App *a, Rect r);
 void view_log_draw(const App *a, Rect r);
+/* The tune view's trial table (tui/view_trials.c) in its pane. */
+void view_trials_draw(const App *a, Rect box);
 /* The trial table's rows on screen: its pane's height less the borders, the column heads and
  * the lines under the table that show the selected trial's note when its row cuts it. */
 int view_trials_rows(const App *a);

@@ -118,12 +118,16 @@ static int append_rank(char **b, size_t *len, const Schedule *s, const Rank *r, 
  * to what it found; `reap` waits while it finds something, until KILL_WAIT_TENTHS after the
  * TERM (ts, on tk's clock: a look reads every process's stat, which on a host of thousands
  * costs more than the `sleep 0.1`; else counted in looks, kn), then KILLs what it finds, at
- * most KILL_PASSES times. The KILL is sent to those processes, not the group: the wrapping
+ * most KILL_PASSES times. `termed` starts that clock when the TERM goes out or comes in: the
+ * fan-out's own just before its reap, a stop's before the stop's look (which counts its looks
+ * in kn too), so a stop's ranks have KILL_WAIT_TENTHS from the stop's TERM, not from the
+ * end of the look. The KILL is sent to those processes, not the group: the wrapping
  * shell and the keeper, in the group too, must live to hand on the fan-out's status. */
 static int append_watch(char **b, size_t *len)
 {
     char wait[512];
     snprintf(wait, sizeof wait,
+             "termed() { ts=; tk && ts=$t; kn=0; }\n"
              "reap() {\n"
              "    kd=; [ -n \"$ts\" ] && kd=$((ts + %d)); kk=0\n"
              "    while left; do\n"
@@ -281,9 +285,9 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "}\n"
                            "stopped() {\n"
                            "    trap '' TERM INT HUP\n"
-                           "    ts=; tk && ts=$t\n"
+                           "    termed\n"
                            /* A 143 the main loop's `scan -` read just before is no failure */
-                           "    fail=; who=; kn=0\n"
+                           "    fail=; who=\n"
                            "    while :; do\n"
                            "        scan 143\n"
                            "        [ -n \"$fail\" ] || [ $ended -eq $n ] || ") < 0 ||
@@ -313,7 +317,7 @@ char *rankfan_script(const Schedule *s, size_t machine, int all_here, const char
                            "notice\n"
                            "trap '' TERM INT HUP\n"
                            "kill -TERM 0\n"
-                           "ts=; tk && ts=$t; kn=0\n"
+                           "termed\n"
                            "reap\n"
                            "exit \"$fail\"\n") < 0)
         goto nomem;

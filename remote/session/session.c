@@ -227,9 +227,8 @@ static void release_left(Session *s, const SessionSpec *o)
         memset(&why, 0, sizeof why);
         int rc = slurm_alloc_release_left(s->slurm, l->job, l->name, &why);
         s->left_result[i] = rc > 0 ? "released" : rc == 0 ? "gone" : "";
-        char line[ERROR_MSG_MAX + 512];
+        char line[ERROR_MSG_MAX + 512], hint[SLURM_ALLOC_HINT_MAX];
         const char *where = slurm_ctl_where(s->slurm);
-        int here = strcmp(where, "here") == 0;
         if (rc > 0)
             snprintf(line, sizeof line,
                      "the allocation an earlier run of this session left, Slurm job %s (%s), is "
@@ -244,8 +243,9 @@ static void release_left(Session *s, const SessionSpec *o)
         else
             snprintf(line, sizeof line,
                      "the allocation an earlier run of this session left, Slurm job %s (%s), "
-                     "could not be released: %s; release it with `scancel %s`%s%s",
-                     l->job, l->name, why.msg, l->job, here ? "" : " on ", here ? "" : where);
+                     "could not be released: %s; %s",
+                     l->job, l->name, why.msg,
+                     slurm_alloc_release_hint(s->slurm, l->job, hint, sizeof hint));
         if (o->on_report)
             o->on_report(o->report_userdata, line);
     }

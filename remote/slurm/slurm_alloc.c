@@ -290,6 +290,15 @@ SlurmCancelOutcome slurm_alloc_cancel_outcome(int rc, const char *err_text, cons
     return verbose ? SLURM_CANCEL_GONE : SLURM_CANCEL_SENT;
 }
 
+const char *slurm_alloc_release_hint(const SlurmCtl *c, const char *job_id, char *buf, size_t size)
+{
+    const char *where = slurm_ctl_where(c);
+    int here = strcmp(where, "here") == 0;
+    snprintf(buf, size, "release it with `scancel %s`%s%s", job_id, here ? "" : " on ",
+             here ? "" : where);
+    return buf;
+}
+
 int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err)
 {
     int rc = 0;
@@ -302,14 +311,12 @@ int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err)
                            SLURM_CANCEL_REFUSED) {
             /* Nothing else will: the allocation has no time limit of its own, so it holds
              * every node of the inventory, whole, until the partition's. */
-            const char *where = slurm_ctl_where(c);
-            int here = strcmp(where, "here") == 0;
+            char hint[SLURM_ALLOC_HINT_MAX];
             error_set(err,
                       "the session's allocation, Slurm job %s (%s), was not released: %s; it "
-                      "holds the inventory's nodes until its time limit: release it with "
-                      "`scancel %s`%s%s",
-                      a->job_id, a->name[0] ? a->name : "tunedeck's", why.msg, a->job_id,
-                      here ? "" : " on ", here ? "" : where);
+                      "holds the inventory's nodes until its time limit: %s",
+                      a->job_id, a->name[0] ? a->name : "tunedeck's", why.msg,
+                      slurm_alloc_release_hint(c, a->job_id, hint, sizeof hint));
             error_mark(err, ERROR_REMOTE);
             rc = -1;
         }

@@ -10,7 +10,7 @@
 #include "core/model/cluster.h"
 #include "remote/slurm/slurm_ctl.h"
 
-enum { SLURM_ALLOC_MAX_GROUPS = 16 };
+enum { SLURM_ALLOC_MAX_GROUPS = 16, SLURM_ALLOC_HINT_MAX = 320 };
 
 typedef struct {
     char job_id[32]; /* empty: none */
@@ -34,6 +34,10 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
  * the command that releases it, where to run it; the allocation holds its nodes until its
  * time limit. One Slurm no longer has (ended by its limit) counts as released. */
 int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err);
+/* What a failed release tells the user to do by hand: "release it with `scancel JOB`", with
+ * " on HOST" when c runs Slurm's commands on a login node. Written into buf (room for any job
+ * id and host: SLURM_ALLOC_HINT_MAX); returns buf. */
+const char *slurm_alloc_release_hint(const SlurmCtl *c, const char *job_id, char *buf, size_t size);
 
 /* An allocation an earlier run of the session made and could not release (its journal's
  * word): cancelled only if Slurm still has a job of ours with that id under that name
