@@ -11,6 +11,7 @@
 
 #include "core/journal/journal_override.h"
 #include "core/journal/journal_override_tally.h"
+#include "core/journal/journal_trial.h"
 #include "core/model/cluster.h"
 #include "core/model/observation.h"
 #include "core/sim/simcluster.h"
@@ -30,9 +31,9 @@ static double num(const cJSON *o, const char *key, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
-/* The trials kept (journal_suggested_follows' rule, the resume's: the tally counts them) and
- * which finished: a line that resume would skip (a trial not kept or finished twice, an
- * unknown status, an ok without its time) is a problem, never a count. Kept numbers only
+/* The trials kept (journal_suggested_read's reading, the resume's: the tally counts them) and
+ * which finished: a line that resume would skip (a trial not kept or finished twice, a line
+ * journal_finished_kept refuses) is a problem, never a count. Kept numbers only
  * grow: a finished line's trial is found by bisection, whatever its number. */
 typedef struct {
     int *trial;
@@ -80,12 +81,6 @@ static void marks_clear(TrialMarks *m)
     free(m->trial);
     free(m->finished);
     memset(m, 0, sizeof *m);
-}
-
-static int status_known(const char *name)
-{
-    TrialStatus status;
-    return trial_status_from_name(name, &status) == 0;
 }
 
 /* An event's budget as resume reads it (1 to 100000 trials: the session line's any number,
@@ -206,17 +201,19 @@ static void take(void *ud, const cJSON *ev, size_t line)
         }
         s->suggested++;
     } else if (strcmp(kind, "finished") == 0) {
+        /* the resume's reading of the line (journal_finished_kept): a time under protocol
+         * v1's least or a per-device array it refuses is no outcome, nor a best */
         unsigned char *m = mark_of(&p->marks, ev);
-        const char *status = str(ev, "status");
-        double t = num(ev, "time_s", -1);
-        if (!m || *m || !status_known(status) ||
-            (strcmp(status, "ok") == 0 && !(t > 0))) {
+        TrialStatus status;
+        double t;
+        if (!m || *m ||
+            journal_finished_kept(ev, p->queue.cluster, "", &status, &t, &scratch) < 0) {
             s->problems++;
             return;
         }
         *m = 1;
         s->finished++;
-        if (status && strcmp(status, "ok") == 0 && t >= 0) {
+        if (status == TRIAL_OK) {
             s->ok++;
             if (s->best_s < 0 || t < s->best_s)
                 s->best_s = t;
@@ -225,17 +222,17 @@ static void take(void *ud, const cJSON *ev, size_t line)
 }
 
 /* The budget `tune --resume` (or the console's) goes on with, without --budget: the journal's,
- * at least its trials (a journal cut before its `ended` line may have run past it: counted,
- * as the resume counts them before the cluster is built, by number alone, a trial whose line
- * it then refuses too: it ran), raised for the overrides whose trial never started
- * (journal_resume_budget, the resume's rule, over the trials it replays). */
+ * at least the trials it keeps (a journal cut before its `ended` line may have run past it;
+ * counted as the resume counts them, journal_trials_count, on the same cluster), raised for
+ * the overrides whose trial never started (journal_resume_budget, the resume's rule, over the
+ * trials it replays). */
 static long resume_budget(Pass *p)
 {
     const SessionSummary *s = p->s;
     JournalOverrideTally *q = &p->queue;
     journal_override_tally_end(q);
     size_t trials = q->trials;
-    int budget = s->budget > (long)q->numbered ? (int)s->budget : (int)q->numbered;
+    int budget = s->budget > (long)trials ? (int)s->budget : (int)trials;
     /* a resume restores as many as the queue holds, the unstarted first */
     size_t restored = q->n < OVERRIDEQUEUE_MAX ? q->n : OVERRIDEQUEUE_MAX;
     size_t unstarted = q->unstarted < restored ? q->unstarted : restored, fresh = 0;
@@ -245,10 +242,11 @@ static long resume_budget(Pass *p)
 }
 
 /* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
-static const char *const READ[] = {"created",    "optimizer",  "sim",         "cluster",
-                                   "budget",     "trial",      "status",      "time_s",
-                                   "stopped",    "override",   "interrupted", "schedule",
-                                   "overridden", "suggest_ms", "prediction"};
+static const char *const READ[] = {"created",     "optimizer",  "sim",           "cluster",
+                                   "budget",      "trial",      "stopped",       "override",
+                                   "interrupted", "schedule",   "overridden",    "suggest_ms",
+                                   "prediction",  "status",     "reason",        "time_s",
+                                   "comm_s",      "iterations", "device_time_s", "machine_time_s"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {

@@ -85,7 +85,7 @@ typedef void (*JournalEach)(void *ud, const cJSON *ev, size_t line);
  * `tunedeck sessions` needs of hundreds of journals, whose parse trees it held whole, each
  * one's until it was summarized (most of its time went to malloc and free). The events after
  * the first may hold only "event" and the top-level fields keys[0..n_keys) names (at most
- * 16), with the values a whole parse gives them: a line the skim vouches for
+ * 24), with the values a whole parse gives them: a line the skim vouches for
  * (core/journal/journal_skim.h) is not parsed whole. */
 int journal_scan(const char *path, JournalLog *out, const char *const *keys, size_t n_keys,
                  JournalEach each, void *ud, Error *err);

@@ -153,10 +153,6 @@ JournalTallyLine journal_override_tally_take(JournalOverrideTally *t, const cJSO
     Error scratch;
     if (suggested) {
         settle(t); /* one trial at a time: the one before has had its lines */
-        if (journal_suggested_follows(ev, ctx, t->last_numbered, &trial, &scratch) == 0) {
-            t->numbered++;
-            t->last_numbered = trial;
-        }
         if ((t->cluster
                  ? journal_suggested_kept(ev, t->cluster, ctx, t->last_trial, &trial, &scratch)
                  : journal_suggested_follows(ev, ctx, t->last_trial, &trial, &scratch)) == 0) {

@@ -8,8 +8,9 @@
  * counts), and a trial is counted as journal_trials_decode keeps it (journal_suggested_read,
  * the one reading of a suggested line: its number, fields and schedule), so that `sessions`
  * and the resume queue the same overrides, count the same trials and take the same ones as
- * fresh. Without one, a queued line's schedule is not read and a trial is counted by
- * journal_suggested_follows' rule alone (journal_trials_count's). */
+ * fresh (and `sessions` says the budget the resume goes on with, which counts the trials kept:
+ * journal_trials_count). Without one, a queued line's schedule is not read and a trial is
+ * counted by journal_suggested_follows' rule alone. */
 #ifndef TUNEDECK_JOURNAL_OVERRIDE_TALLY_H
 #define TUNEDECK_JOURNAL_OVERRIDE_TALLY_H
 
@@ -49,11 +50,9 @@ typedef struct {
     size_t n, cap;
     size_t unstarted; /* the first this many of waiting */
     int last_id;
-    size_t trials;  /* the trials counted (journal_trials_decode's with a cluster) */
+    size_t trials;  /* the trials counted (journal_trials_decode's, journal_trials_count's,
+                     * with a cluster) */
     int last_trial; /* the file's number of the last of them; 0 none */
-    size_t numbered; /* the suggested lines journal_trials_count counts (by number alone,
-                      * those a resume refuses too: what its budget starts from) */
-    int last_numbered;
     size_t events;  /* taken so far */
     /* the last suggested line that took an override, until the next one says no more of it */
     int taken_id, taken_trial, taken_counted;

@@ -10,7 +10,7 @@ enum {
     SKIM_MAX_DEPTH = 64,   /* cJSON allows 1000; the journal nests a few levels */
     SKIM_MAX_KEYS = 64,    /* per object: pairs compared for a key twice */
     SKIM_MAX_NUMBER = 60,  /* cJSON reads at most 63 characters of a number */
-    SKIM_MAX_WANTED = 16
+    SKIM_MAX_WANTED = 24
 };
 
 typedef enum { V_STRING, V_ESCAPED, V_NUMBER, V_TRUE, V_FALSE, V_NULL, V_CONTAINER } ValueKind;
@@ -222,10 +222,16 @@ static int value(Skim *s, int depth, Span *out)
     return ok;
 }
 
-/* The value as cJSON holds it; NULL when memory ran out or it is not a plain one. */
+/* The value as cJSON holds it; NULL when memory ran out. An object, an array or an escaped
+ * string is cJSON's own reading of its characters, which the skim found strict (no \u
+ * escape, no key twice): the tree the whole line's parse has there. */
 static cJSON *made(const Span *v)
 {
     switch (v->kind) {
+    case V_CONTAINER:
+        return cJSON_ParseWithLength(v->start, v->len);
+    case V_ESCAPED: /* the span is inside the quotes */
+        return cJSON_ParseWithLength(v->start - 1, v->len + 2);
     case V_STRING: {
         cJSON *c = cJSON_CreateString("");
         char *text = c ? cJSON_malloc(v->len + 1) : NULL;
@@ -247,9 +253,8 @@ static cJSON *made(const Span *v)
         return cJSON_CreateFalse();
     case V_NULL:
         return cJSON_CreateNull();
-    default:
-        return NULL;
     }
+    return NULL;
 }
 
 int journal_skim_line(const char *line, size_t len, const char *const *keys, size_t n_keys,

@@ -11,9 +11,9 @@
  * strict JSON (RFC 8259) that cJSON parses, with no key twice in any object and a string
  * "event": then journal_parse_line takes it. 0 when not sure: the line is parsed whole
  * (anything outside the plain subset the journal writes: a \u escape, a control byte, a
- * leading blank, an escaped key, deep nesting, a long number, many keys in one object, or a
- * key asked for whose value is an object, an array or an escaped string), or memory ran
- * out. */
+ * leading blank, an escaped key, deep nesting, a long number, many keys in one object), or
+ * memory ran out. A value asked for that is an object, an array or an escaped string is
+ * parsed alone, by cJSON, from its own characters. At most 24 keys. */
 int journal_skim_line(const char *line, size_t len, const char *const *keys, size_t n_keys,
                       cJSON **out);
 

@@ -96,72 +96,95 @@ static int read_time(const cJSON *obj, const char *ctx, const char *key, double 
     return jfield_number(obj, ctx, key, 1, 0, 1e12, out, err);
 }
 
+/* Into out[0..n) when out is not NULL, else only checked; `unsized`: any length (no cluster
+ * to say it). */
 static int read_times(const cJSON *obj, const char *ctx, const char *key, double *out, size_t n,
-                      Error *err)
+                      int unsized, Error *err)
 {
     const cJSON *arr = jfield_array(obj, ctx, key, 1, err);
     if (!arr)
         return -1;
-    if ((size_t)cJSON_GetArraySize(arr) != n)
+    if (!unsized && (size_t)cJSON_GetArraySize(arr) != n)
         return error_set(err, "%s: field '%s': expected %zu entries (the cluster's), found %d", ctx,
                          key, n, cJSON_GetArraySize(arr));
     size_t i = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, arr)
     {
+        double t;
         if (cJSON_IsNull(v))
-            out[i] = -1;
+            t = -1;
         else if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
-            out[i] = v->valuedouble;
+            t = v->valuedouble;
         else
             return error_set(err, "%s: field '%s'[%zu]: expected a time or null, found %s", ctx,
                              key, i, jfield_type_name(v));
+        if (out)
+            out[i] = t;
         i++;
     }
     return 0;
 }
 
-Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx, Error *err)
+/* A "finished" event's fields into o, read on cluster c: its per-device and per-machine
+ * arrays are of the cluster's sizes, or NULL and those entries only checked (c NULL: of any
+ * length). */
+static int read_finished(const cJSON *ev, const Cluster *c, const char *ctx, Observation *o,
+                         Error *err)
 {
-    const Cluster *c = s->cluster;
     char status[32];
-    Observation *o = observation_new(s);
-    if (!o) {
-        error_no_memory(err, "%s", ctx);
-        return NULL;
-    }
+    size_t n_devices = c ? c->n_devices : 0, n_machines = c ? c->n_machines : 0;
     if (jfield_string(ev, ctx, "status", 1, status, sizeof status, err) < 0 ||
         jfield_string(ev, ctx, "reason", 0, o->reason, sizeof o->reason, err) < 0 ||
         read_time(ev, ctx, "time_s", &o->time_s, err) < 0 ||
         read_time(ev, ctx, "comm_s", &o->comm_s, err) < 0 ||
         jfield_int(ev, ctx, "iterations", 0, 0, 1000000000, &o->iterations_seen, err) < 0 ||
-        read_times(ev, ctx, "device_time_s", o->device_time_s, c->n_devices, err) < 0 ||
-        read_times(ev, ctx, "machine_time_s", o->machine_time_s, c->n_machines, err) < 0)
-        goto fail;
-    if (trial_status_from_name(status, &o->status) < 0) {
-        error_set(err,
-                  "%s: field 'status': expected a trial status such as \"ok\" or "
-                  "\"failed\", found \"%s\"",
-                  ctx, status);
-        goto fail;
-    }
-    if (o->status == TRIAL_OK && o->time_s < 0) {
-        error_set(err, "%s: field 'time_s': an ok trial needs its time, found null", ctx);
-        goto fail;
-    }
+        read_times(ev, ctx, "device_time_s", o->device_time_s, n_devices, !c, err) < 0 ||
+        read_times(ev, ctx, "machine_time_s", o->machine_time_s, n_machines, !c, err) < 0)
+        return -1;
+    if (trial_status_from_name(status, &o->status) < 0)
+        return error_set(err,
+                         "%s: field 'status': expected a trial status such as \"ok\" or "
+                         "\"failed\", found \"%s\"",
+                         ctx, status);
+    if (o->status == TRIAL_OK && o->time_s < 0)
+        return error_set(err, "%s: field 'time_s': an ok trial needs its time, found null", ctx);
     /* A measured time is what protocol v1 accepts: an edited or damaged 0 became the
      * session's best ("best: trial 3, 0.000 s per iteration") and steered the optimizer. */
     if ((o->status == TRIAL_OK || o->status == TRIAL_PRUNED) && o->time_s >= 0 &&
-        o->time_s < PROTOCOL_TIME_MIN_S) {
-        error_set(err, "%s: field 'time_s': expected a time of at least %g s for a%s trial, "
-                  "found %g",
-                  ctx, PROTOCOL_TIME_MIN_S, o->status == TRIAL_OK ? "n ok" : " pruned", o->time_s);
-        goto fail;
+        o->time_s < PROTOCOL_TIME_MIN_S)
+        return error_set(err,
+                         "%s: field 'time_s': expected a time of at least %g s for a%s trial, "
+                         "found %g",
+                         ctx, PROTOCOL_TIME_MIN_S, o->status == TRIAL_OK ? "n ok" : " pruned",
+                         o->time_s);
+    return 0;
+}
+
+Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx, Error *err)
+{
+    Observation *o = observation_new(s);
+    if (!o) {
+        error_no_memory(err, "%s", ctx);
+        return NULL;
+    }
+    if (read_finished(ev, s->cluster, ctx, o, err) < 0) {
+        observation_free(o);
+        return NULL;
     }
     return o;
-fail:
-    observation_free(o);
-    return NULL;
+}
+
+int journal_finished_kept(const cJSON *ev, const Cluster *c, const char *ctx, TrialStatus *status,
+                          double *time_s, Error *err)
+{
+    Observation o;
+    memset(&o, 0, sizeof o);
+    if (read_finished(ev, c, ctx, &o, err) < 0)
+        return -1;
+    *status = o.status;
+    *time_s = o.time_s;
+    return 0;
 }
 
 static int read_prediction(const cJSON *ev, const char *ctx, Suggestion *sg, Error *err)
@@ -263,7 +286,7 @@ int journal_suggested_follows(const cJSON *ev, const char *ctx, int last, int *t
     return 0;
 }
 
-size_t journal_trials_count(const JournalLog *log)
+size_t journal_trials_count(const JournalLog *log, const Cluster *c)
 {
     size_t n = 0;
     int last = 0;
@@ -273,7 +296,7 @@ size_t journal_trials_count(const JournalLog *log)
             continue;
         int trial;
         Error e;
-        if (journal_suggested_follows(ev, "", last, &trial, &e) == 0) {
+        if (journal_suggested_kept(ev, c, "", last, &trial, &e) == 0) {
             last = trial;
             n++;
         }

@@ -16,9 +16,17 @@ cJSON *journal_started_json(int trial);
 /* {"event":"finished","trial":N,"status":"ok","reason":"","time_s":x|null,"comm_s":x|null,
  *  "iterations":n,"device_time_s":[x|null...],"machine_time_s":[x|null...]} */
 cJSON *journal_finished_json(int trial, const Observation *o);
-/* The outcome of a "finished" event for a trial of this schedule (copied). */
+/* The outcome of a "finished" event for a trial of this schedule (copied): every field read
+ * and checked (a status it knows; an ok trial's time; an ok or pruned trial's time at least
+ * PROTOCOL_TIME_MIN_S, protocol v1's; a time or null in each entry of the per-device and
+ * per-machine arrays, as many as the cluster has). */
 Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx,
                                     Error *err);
+/* journal_finished_parse's verdict alone, on cluster c (NULL: the arrays' lengths are not
+ * checked), the one reading of a "finished" line that `tunedeck sessions` shares: 0 with
+ * its status and time (-1: unknown) in *status and *time_s; -1 with why in err. */
+int journal_finished_kept(const cJSON *ev, const Cluster *c, const char *ctx, TrialStatus *status,
+                          double *time_s, Error *err);
 
 typedef struct {
     int trial;         /* 1..n: its place among the trials kept */
@@ -59,11 +67,13 @@ int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, i
 /* journal_suggested_read's verdict alone: the trial's number in *trial, nothing kept. */
 int journal_suggested_kept(const cJSON *ev, const Cluster *c, const char *ctx, int last, int *trial,
                            Error *err);
-/* How many trials journal_trials_decode keeps, by journal_suggested_follows' rule, without the
- * cluster: a line whose schedule (or another field) the decoder refuses is counted too (it
- * ran), so never fewer where the numbers only grow. Out of order they can be fewer: a refused
- * line numbered past the ones after it makes those strays here and trials to the decoder.
- * What a resume's budget is checked against before anything is built. */
-size_t journal_trials_count(const JournalLog *log);
+/* How many trials journal_trials_decode keeps on the cluster c, by the same reading of each
+ * "suggested" line (journal_suggested_kept; the override tally counts them so for `tunedeck
+ * sessions`): what a resume's budget counts. A line the decoder refuses (its schedule, or
+ * another field) is not a trial: counted by its number alone it could make the count above
+ * the trials replayed (a resume ran one more than its budget) or, out of order, below them
+ * (a refused line numbered past the ones after it made those strays here and trials to the
+ * decoder, and the session started past its budget). */
+size_t journal_trials_count(const JournalLog *log, const Cluster *c);
 
 #endif

@@ -47,9 +47,10 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
     spec->no_prune = rs->no_prune;
     spec->stop_when_converged = rs->stop_when_converged;
     /* The budget counts every trial of the session, those already run included: one below
-     * them would leave the session past its end (4/2) before it starts. They are counted by
-     * the decoder's rule (trials after a damaged line too), before the cluster is built. */
-    int done = (int)tune_journal_trials(s->journal);
+     * them would leave the session past its end (4/2) before it starts. They are counted as
+     * the replay keeps them (trials after a damaged line too, not a line it refuses), on the
+     * journal's cluster built for the count alone, before anything is reached. */
+    int done = (int)tune_journal_trials(s->journal, rs);
     if (budget_set && spec->budget < done)
         return error_set(err,
                          "--budget %d: the session already has %d trial%s (%s); expected "

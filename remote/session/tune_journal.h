@@ -43,9 +43,11 @@ int tune_journal_running(const TuneJournal *tj);
  * it from one reading (it read each twice: 11 s for 400 journals of 300 trials). */
 int tune_journal_load_log(TuneJournal *tj, const char *path, JournalLog *log, TuneSetup *setup,
                           Error *err);
-/* Resume: the trials the loaded journal records (each counts against the budget), by the
- * decoder's rule (journal_trials_count): trials after a damaged line count too. */
-size_t tune_journal_trials(const TuneJournal *tj);
+/* Resume: the trials the loaded journal records (each counts against the budget), as the
+ * replay keeps them on the cluster its setup (tune_journal_load's) names (journal_trials_count:
+ * trials after a damaged line count too, a line whose schedule the cluster refuses does not);
+ * 0 when that cluster cannot be built (session_open then refuses it). */
+size_t tune_journal_trials(const TuneJournal *tj, const TuneSetup *setup);
 /* Resume, step 2: replays its trials into a fresh tuner (running ones become interrupted)
  * and reopens the journal to go on. Problems (skipped lines) go to stderr. */
 /* `c` is the cluster the tuner runs on (every schedule refers to it). */

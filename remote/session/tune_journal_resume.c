@@ -17,6 +17,8 @@
 #include "core/base/jfield.h"
 #include "core/journal/journal_override.h"
 #include "core/journal/journal_trial.h"
+#include "core/model/cluster.h"
+#include "core/sim/simcluster.h"
 #include "remote/session/tune_journal_priv.h"
 
 const JournalLog *tune_journal_log(const TuneJournal *tj)
@@ -193,9 +195,20 @@ void tune_journal_release_events(TuneJournal *tj)
 #endif
 }
 
-size_t tune_journal_trials(const TuneJournal *tj)
+size_t tune_journal_trials(const TuneJournal *tj, const TuneSetup *setup)
 {
-    return journal_trials_count(&tj->log);
+    /* The cluster as session_open builds it for a resume, from what the journal recorded
+     * (nothing is reached: no host, no Slurm), so that the count is the decoder's. */
+    Error err;
+    SimCluster *sim = setup->sim[0] ? simcluster_new(setup->sim, &err) : NULL;
+    Cluster *own =
+        !setup->sim[0] && setup->cluster ? cluster_from_json(setup->cluster, tj->path, &err) : NULL;
+    const Cluster *c = sim ? simcluster_cluster(sim) : own;
+    /* none: session_open refuses the journal's cluster in its own words */
+    size_t n = c ? journal_trials_count(&tj->log, c) : 0;
+    simcluster_free(sim);
+    cluster_free(own);
+    return n;
 }
 
 /* Resume: the operator's queue as the journal left it, restored before the trials are

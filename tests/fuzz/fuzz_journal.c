@@ -5,6 +5,7 @@
  * and the skim (core/journal/journal_skim.c): a line it vouches for is one the whole parse
  * takes, with the same event and fields. */
 #include <cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/journal/journal_override.h"
@@ -15,20 +16,29 @@
 
 static void check_skim(const char *line, size_t len)
 {
-    static const char *const KEYS[] = {"trial", "status", "time_s", "budget", "stopped"};
+    static const char *const KEYS[] = {"trial",   "status", "time_s",   "budget",
+                                       "stopped", "reason", "schedule", "device_time_s"};
+    enum { N_KEYS = sizeof KEYS / sizeof KEYS[0] };
     cJSON *mini, *whole;
     Error err;
-    if (!journal_skim_line(line, len, KEYS, 5, &mini))
+    if (!journal_skim_line(line, len, KEYS, N_KEYS, &mini))
         return;
     if (journal_parse_line(line, len, &whole, &err) < 0)
         abort(); /* vouched for a line the parse refuses */
-    for (size_t k = 0; k < 5; k++) {
+    for (size_t k = 0; k < N_KEYS; k++) {
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(mini, KEYS[k]);
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(whole, KEYS[k]);
         if ((a == NULL) != (b == NULL) || (a && (a->type & 0xff) != (b->type & 0xff)) ||
             (a && cJSON_IsNumber(a) && memcmp(&a->valuedouble, &b->valuedouble, 8) != 0) ||
             (a && cJSON_IsString(a) && strcmp(a->valuestring, b->valuestring) != 0))
             abort();
+        if (a && (cJSON_IsObject(a) || cJSON_IsArray(a))) { /* parsed alone */
+            char *pa = cJSON_PrintUnformatted(a), *pb = cJSON_PrintUnformatted(b);
+            if (!pa || !pb || strcmp(pa, pb) != 0)
+                abort();
+            free(pa);
+            free(pb);
+        }
     }
     if (strcmp(cJSON_GetObjectItemCaseSensitive(mini, "event")->valuestring,
                cJSON_GetObjectItemCaseSensitive(whole, "event")->valuestring) != 0)
@@ -76,8 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
     }
     /* the trials the tally counts for `tunedeck sessions`, on the cluster, are the ones the
-     * resume decodes, and those it numbers the ones a resume's budget is checked against; and
-     * it queues the overrides the resume restores */
+     * resume decodes and the ones a resume's budget counts; and it queues the overrides the
+     * resume restores */
     JournalOverrideTally tally;
     memset(&tally, 0, sizeof tally);
     tally.cluster = simcluster_cluster(fuzz_sim());
@@ -85,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         journal_override_tally_take(&tally, log.events[i], "", &err);
     journal_override_tally_end(&tally);
     if (!tally.failed &&
-        (tally.trials != t.n || tally.numbered != journal_trials_count(&log) || tally.n != o.n))
+        (tally.trials != t.n || journal_trials_count(&log, tally.cluster) != t.n || tally.n != o.n))
         abort();
     journal_override_tally_clear(&tally);
     journal_trials_clear(&t);

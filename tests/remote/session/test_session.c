@@ -793,7 +793,7 @@ Test(session, a_journal_already_read_is_judged_as_a_resume_reads_it)
     cr_assert_str_eq(sa.sim, sb.sim);
     cr_assert_str_eq(sa.optimizer, sb.optimizer);
     cr_assert_eq(sa.budget, sb.budget);
-    cr_assert_eq(tune_journal_trials(a), tune_journal_trials(b));
+    cr_assert_eq(tune_journal_trials(a, &sa), tune_journal_trials(b, &sb));
     tune_setup_clear(&sa);
     tune_setup_clear(&sb);
     tune_journal_free(a);

@@ -370,6 +370,10 @@ Test(session_budget_agree, a_schedule_the_resume_refuses_is_refused_in_sessions_
         cr_assert_eq(sum.resume_budget, tuner_budget(again->tuner),
                      "journal %d: sessions says %ld, the resume takes %d:\n%s", k,
                      sum.resume_budget, tuner_budget(again->tuner), text);
+        /* the budget counts the trials replayed: never one past its end */
+        cr_assert_geq(tuner_budget(again->tuner), (int)tuner_n_trials(again->tuner),
+                      "journal %d: the resume starts at %zu/%d:\n%s", k,
+                      tuner_n_trials(again->tuner), tuner_budget(again->tuner), text);
         refused_seen += strstr(text, "\"gpu9\"") != NULL;
         session_free(again);
     }
@@ -426,5 +430,150 @@ Test(session_budget_agree, an_out_of_order_refused_line_leaves_the_next_trial_fr
     close(quiet);
     close(saved);
     cr_assert_eq(again, 7, "the next resume takes %d:\n%s", again, text);
+    session_gone(first, dir);
+}
+
+/* Regression: the trials a resume's budget counts were counted by their numbers alone, a line
+ * it then refuses included. Out of order (trial 6's suggested line, its schedule refused,
+ * before trials 4 and 5's, as a crash between writes can leave them) 4 and 5 were strays to
+ * the count and trials to the replay: 4 counted, 5 kept, and the resume of a journal whose
+ * budget (3) it had run past started at 5/4, past its end; `--budget 4` was taken. The count
+ * is the replay's: 5. */
+Test(session_budget_agree, a_refused_line_out_of_order_leaves_the_budget_at_the_trials_kept)
+{
+    char dir[] = "/tmp/td-budget-stray-XXXXXX", path[4096];
+    static char text[1 << 16];
+    const Schedule *s;
+    Session *first = session_run(dir, text, sizeof text, &s);
+    snprintf(path, sizeof path, "%s/stray.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    Suggestion sg;
+    memset(&sg, 0, sizeof sg);
+    sg.schedule = (Schedule *)s;
+    add(f, refused(journal_suggested_json(6, 0, 0, &sg, 0), 0));
+    for (int trial = 4; trial <= 5; trial++) {
+        add(f, journal_suggested_json(trial, 0, 0, &sg, 0));
+        add(f, journal_started_json(trial));
+        add(f, finished(trial, s, TRIAL_OK));
+    }
+    fclose(f);
+
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    dup2(quiet, 2);
+    Error err;
+    Session *under = session_new(1, dir);
+    SessionSpec four = {.budget = 4};
+    int rc = session_resume(under, path, &four, 1, &err);
+    session_free(under);
+    Session *again = resume_of(dir, path, path, "");
+    dup2(saved, 2);
+    close(quiet);
+    close(saved);
+    cr_assert_eq(rc, -1, "--budget 4 under the 5 trials the resume keeps was taken");
+    cr_assert_not_null(strstr(err.msg, "already has 5 trials"), "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 5, "the replay keeps trials 1 to 5");
+    cr_assert_eq(tuner_budget(again->tuner), 5, "the resume starts at %zu/%d",
+                 tuner_n_trials(again->tuner), tuner_budget(again->tuner));
+    cr_assert_eq(sum.suggested, 5, "sessions counts %d trials", sum.suggested);
+    cr_assert_eq(sum.resume_budget, 5, "sessions says %ld", sum.resume_budget);
+    session_free(again);
+    session_gone(first, dir);
+}
+
+/* Regression: in order, a refused trial 4 (it ran, its schedule is not one the cluster takes)
+ * was counted too: the resume of a journal that had run past its budget (3) went on to 5 with
+ * 4 trials kept, and ran one more. The budget counts the trials kept: 4, none more to run. */
+Test(session_budget_agree, a_refused_line_is_not_a_trial_the_budget_counts)
+{
+    char dir[] = "/tmp/td-budget-inorder-XXXXXX", path[4096];
+    static char text[1 << 16];
+    const Schedule *s;
+    Session *first = session_run(dir, text, sizeof text, &s);
+    snprintf(path, sizeof path, "%s/inorder.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    Suggestion sg;
+    memset(&sg, 0, sizeof sg);
+    sg.schedule = (Schedule *)s;
+    for (int trial = 4; trial <= 5; trial++) {
+        cJSON *j = journal_suggested_json(trial, 0, 0, &sg, 0);
+        add(f, trial == 4 ? refused(j, 0) : j);
+        add(f, journal_started_json(trial));
+        add(f, finished(trial, s, TRIAL_OK));
+    }
+    fclose(f);
+
+    SessionSummary sum;
+    session_summary_read(path, "id", &sum);
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    dup2(quiet, 2);
+    Session *again = resume_of(dir, path, path, "");
+    dup2(saved, 2);
+    close(quiet);
+    close(saved);
+    cr_assert_eq(tuner_n_trials(again->tuner), 4, "the replay keeps trials 1, 2, 3 and 5");
+    cr_assert_eq(tuner_budget(again->tuner), 4, "the resume goes on to %d with %zu trials",
+                 tuner_budget(again->tuner), tuner_n_trials(again->tuner));
+    cr_assert_eq(sum.resume_budget, 4, "sessions says %ld", sum.resume_budget);
+    session_free(again);
+    session_gone(first, dir);
+}
+
+/* Regression: `sessions` took a finished line the resume refuses: an ok time under protocol
+ * v1's least (1e-6 s), or a per-device array of the wrong length or with a value that is no
+ * time. Its best was that line's time (5e-7 s), its count of finished trials one more, where
+ * the resume replays the trial unfinished (interrupted). Both read the line alike now. */
+Test(session_budget_agree, a_finished_line_the_resume_refuses_is_no_best_in_sessions)
+{
+    char dir[] = "/tmp/td-budget-best-XXXXXX", path[4096];
+    static char base[1 << 16];
+    const Schedule *s;
+    Session *first = session_run(dir, base, sizeof base, &s);
+    snprintf(path, sizeof path, "%s/best.jsonl", dir);
+    Suggestion sg;
+    memset(&sg, 0, sizeof sg);
+    sg.schedule = (Schedule *)s;
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(2);
+    for (int k = 0; k < 3; k++) {
+        FILE *f = fopen(path, "w");
+        fputs(base, f);
+        add(f, journal_suggested_json(4, 0, 0, &sg, 0));
+        add(f, journal_started_json(4));
+        cJSON *j = finished(4, s, TRIAL_OK);
+        cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "device_time_s");
+        cJSON_ReplaceItemInObjectCaseSensitive(j, "time_s",
+                                               cJSON_CreateNumber(k == 0 ? 5e-7 : 1e-3));
+        if (k == 1)
+            cJSON_DeleteItemFromArray(d, 0);
+        if (k == 2)
+            cJSON_ReplaceItemInArray(d, 0, cJSON_CreateNumber(-2));
+        add(f, j);
+        fclose(f);
+
+        SessionSummary sum;
+        session_summary_read(path, "id", &sum);
+        size_t kept, done;
+        dup2(quiet, 2);
+        replayed(path, first->cluster, &kept, &done);
+        Session *again = resume_of(dir, path, path, "");
+        dup2(saved, 2);
+        const TrialRecord *best = tuner_best(again->tuner);
+        cr_assert_not_null(best);
+        cr_assert_eq(done, 3, "case %d: the resume refuses trial 4's outcome", k);
+        cr_assert_eq((size_t)sum.suggested, tuner_n_trials(again->tuner), "case %d", k);
+        cr_assert_eq((size_t)sum.finished, done, "case %d: sessions counts %d finished", k,
+                     sum.finished);
+        cr_assert_eq(sum.best_s, best->obs->time_s,
+                     "case %d: sessions' best is %g s, the resume's %g s", k, sum.best_s,
+                     best->obs->time_s);
+        cr_assert_gt(sum.problems, 0, "case %d: the refused line is a problem", k);
+        session_free(again);
+        unlink(path);
+    }
+    close(quiet);
+    close(saved);
     session_gone(first, dir);
 }
