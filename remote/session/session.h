@@ -13,6 +13,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/login_hold.h"
+#include "remote/session/login_steps.h"
 #include "remote/session/tune_alloc.h"
 #include "remote/session/tune_journal.h"
 #include "remote/session/tune_orphans.h"
@@ -98,6 +99,7 @@ typedef struct {
     SlurmCtl *slurm;
     SlurmAlloc alloc;
     LoginHold login_hold; /* trials wait while the login node is down */
+    LoginSteps login_steps; /* what its drops left running there, cancelled when it is back */
     /* Resume: the allocations earlier runs left (their journal's word), each released before
      * the new salloc, its result ("released", "gone"; "" when it failed) journaled once the
      * journal is open. alloc_left: why the session's own could not be released at its close,
