@@ -60,49 +60,38 @@ static void keep_stderr(void *userdata, RemoteExec *x, StreamKind stream, const 
         snprintf(ls->last_err, sizeof ls->last_err, "%s", line);
 }
 
-/* One scancel for the steps left, at once on the login node whatever its back-off (a stop,
- * as the trial's own scancel is): as many trials' as one scancel line holds
- * (launch_slurm_scancel_command), the rest at the next answer. 0: sent; -1: none (out of
- * memory). */
+/* The scancel of the first trial's steps, at once on the login node whatever its back-off (a
+ * stop, as the trial's own scancel is): one trial a scancel, since Slurm's word of a step that
+ * had ended names its job alone ("Kill job error on job step id 7: Invalid job id
+ * specified"). 0: sent; -1: not (out of memory). */
 static int send_scancel(LoginSteps *ls, HostPool *pool, long host)
 {
-    char all[LOGIN_STEPS_CHARS];
-    size_t used = 0, words = 0, k = 0;
-    all[0] = '\0';
-    for (; k < ls->n; k++) {
-        const char *steps = ls->left[k].steps;
-        size_t w = 1;
-        for (const char *c = steps; *c; c++)
-            w += *c == ' ';
-        if (k && (used + 1 + strlen(steps) >= sizeof all || words + w > 14))
-            break;
-        used += (size_t)snprintf(all + used, sizeof all - used, "%s%s", used ? " " : "", steps);
-        words += w;
-    }
-    char *cmd = launch_slurm_scancel_command(all);
+    char *cmd = launch_slurm_scancel_command(ls->left[0].steps);
     ExecOptions o = {.on_line = keep_stderr, .userdata = ls};
     ls->last_err[0] = '\0';
     ls->scancel = cmd ? hostpool_exec_now(pool, (size_t)host, cmd, NULL, 0, &o, NULL) : NULL;
     free(cmd);
-    ls->sending = ls->scancel ? k : 0;
     ls->until_ms = clock_now_ms() + LOGIN_STEPS_WAIT_MS;
     return ls->scancel ? 0 : -1;
 }
 
-static void forget_sent(LoginSteps *ls)
+/* Slurm no longer has the step: it ended by itself meanwhile (Slurm 22.05's words, as
+ * remote/slurm/slurm_alloc.c reads them for a job). */
+static int ended_already(const char *err)
 {
-    memmove(&ls->left[0], &ls->left[ls->sending], (ls->n - ls->sending) * sizeof ls->left[0]);
-    ls->n -= ls->sending;
-    ls->sending = 0;
+    return strstr(err, "Invalid job id specified") ||
+           strstr(err, "already completing or completed");
 }
 
-/* The scancel's answer, said once per trial; the steps it reached (or could not) are
- * forgotten, but for a connection that dropped again: they wait for the next answer.
- * Returns whether they were kept. */
+/* The scancel's answer for the first trial's steps, said; they are forgotten, but for a
+ * connection that dropped again: they wait for the next answer. Returns whether they were
+ * kept. */
 static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn report,
                        void *userdata)
 {
-    ExecOutcome out = rexec_done(ls->scancel) ? rexec_outcome(ls->scancel) : EXEC_CLOSED;
+    if (!rexec_done(ls->scancel))
+        rexec_close(ls->scancel);
+    ExecOutcome out = rexec_outcome(ls->scancel);
     int status = rexec_exit_status(ls->scancel);
     char how[220];
     if (out == EXEC_EXITED)
@@ -111,32 +100,35 @@ static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn repo
         snprintf(how, sizeof how, "killed by %s", rexec_error(ls->scancel));
     rexec_free(ls->scancel);
     ls->scancel = NULL;
-    if (out == EXEC_SSH_FAILED) {
-        ls->sending = 0;
+    if (out == EXEC_SSH_FAILED)
         return 1;
-    }
-    for (size_t k = 0; k < ls->sending; k++) {
-        const LoginStepsLeft *l = &ls->left[k];
-        char line[LOGIN_STEPS_CHARS + 600];
-        if (out == EXEC_EXITED && status == 0)
-            snprintf(line, sizeof line,
-                     "login node %s: cancelled %s %s left running by trial %d when its "
-                     "connection dropped",
-                     host, plural(l->steps), l->steps, l->trial);
-        else if (out == EXEC_EXITED || out == EXEC_SIGNALED)
-            snprintf(line, sizeof line,
-                     "login node %s: scancel of %s %s left running by trial %d failed (%s)%s%s",
-                     host, plural(l->steps), l->steps, l->trial, how, ls->last_err[0] ? ": " : "",
-                     ls->last_err);
-        else
-            snprintf(line, sizeof line,
-                     "login node %s: scancel of %s %s left running by trial %d did not answer "
-                     "in %d s: the release of the session's allocation ends %s",
-                     host, plural(l->steps), l->steps, l->trial, LOGIN_STEPS_WAIT_MS / 1000,
-                     strchr(l->steps, ' ') ? "them" : "it");
-        say(report, userdata, line);
-    }
-    forget_sent(ls);
+    const LoginStepsLeft *l = &ls->left[0];
+    const char *its = strchr(l->steps, ' ') ? "them" : "it";
+    char line[LOGIN_STEPS_CHARS + 600];
+    if (out == EXEC_EXITED && status == 0)
+        snprintf(line, sizeof line,
+                 "login node %s: cancelled %s %s left running by trial %d when its connection "
+                 "dropped",
+                 host, plural(l->steps), l->steps, l->trial);
+    else if (out == EXEC_EXITED && ended_already(ls->last_err))
+        snprintf(line, sizeof line,
+                 "login node %s: %s %s left running by trial %d when its connection dropped "
+                 "had ended by itself (%s)",
+                 host, plural(l->steps), l->steps, l->trial, ls->last_err);
+    else if (out == EXEC_EXITED || out == EXEC_SIGNALED)
+        snprintf(line, sizeof line,
+                 "login node %s: scancel of %s %s left running by trial %d failed (%s)%s%s; the "
+                 "release of the session's allocation ends %s",
+                 host, plural(l->steps), l->steps, l->trial, how, ls->last_err[0] ? ": " : "",
+                 ls->last_err, its);
+    else
+        snprintf(line, sizeof line,
+                 "login node %s: scancel of %s %s left running by trial %d did not answer in "
+                 "%d s; the release of the session's allocation ends %s",
+                 host, plural(l->steps), l->steps, l->trial, LOGIN_STEPS_WAIT_MS / 1000, its);
+    say(report, userdata, line);
+    memmove(&ls->left[0], &ls->left[1], (ls->n - 1) * sizeof ls->left[0]);
+    ls->n--;
     return 0;
 }
 
@@ -155,17 +147,14 @@ int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host,
             step_pool(pool);
             return 1;
         }
-        if (send_scancel(ls, pool, i) < 0) {
-            ls->sending = 0;
+        if (send_scancel(ls, pool, i) < 0)
             return 0;
-        }
     }
     step_pool(pool);
     if (!rexec_done(ls->scancel) && clock_now_ms() < ls->until_ms)
         return 1;
-    if (!rexec_done(ls->scancel))
-        rexec_close(ls->scancel);
-    return end_scancel(ls, host, report, userdata);
+    /* kept: the login node dropped again (login_hold holds next); or the next trial's */
+    return end_scancel(ls, host, report, userdata) || ls->n > 0;
 }
 
 static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -187,11 +176,10 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
                      TuneOrphanReportFn report, void *userdata)
 {
     long i = pool && host ? hostpool_find(pool, host) : -1;
-    if (i >= 0 && (ls->scancel || (ls->n && send_scancel(ls, pool, i) == 0))) {
+    while (i >= 0 && (ls->scancel || (ls->n && send_scancel(ls, pool, i) == 0))) {
         evloop_run_source(pool_pollfds, pool_step, pool, scancel_done, ls, ls->until_ms);
-        if (!rexec_done(ls->scancel))
-            rexec_close(ls->scancel);
-        end_scancel(ls, host, report, userdata);
+        if (end_scancel(ls, host, report, userdata))
+            break; /* it does not answer: each is said below */
     }
     for (size_t k = 0; k < ls->n; k++) {
         const LoginStepsLeft *l = &ls->left[k];

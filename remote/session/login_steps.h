@@ -25,8 +25,7 @@ typedef struct {
     LoginStepsLeft left[LOGIN_STEPS_MAX];
     size_t n;
     size_t dropped;      /* trials' steps not kept (more than LOGIN_STEPS_MAX), said at the end */
-    RemoteExec *scancel; /* under way for left[0 .. sending) */
-    size_t sending;
+    RemoteExec *scancel; /* under way for left[0] */
     int64_t until_ms; /* the scancel is given up then */
     char last_err[200]; /* scancel's last line of standard error */
 } LoginSteps;
@@ -35,19 +34,21 @@ typedef struct {
  * trial's steps ("J.S J.S", at most LOGIN_STEPS_CHARS) to cancel. */
 void login_steps_add(void *userdata, int trial, const char *steps);
 /* Before a trial, once login_hold_check let it go. 1: the trial waits: the login node is
- * reconnecting, or the scancel of the steps left is under way (each check steps the pool
+ * reconnecting, or a scancel of the steps left is under way (each check steps the pool
  * without waiting, as login_hold does). 0: nothing left, or the login node is down or idle
- * (login_hold decides then). When the login node is ready, the scancel of every step left
- * is sent; its answer is reported, one line per trial ("login node H: cancelled step 7.2
- * left running by trial 2 when its connection dropped"). A scancel that fails or does not
- * answer in LOGIN_STEPS_WAIT_MS is said too, and not tried again: the allocation's release
- * at the session's end ends the steps. A connection that drops again keeps them for the
- * next time. report may be NULL. */
+ * (login_hold decides then). When the login node is ready, each trial's steps get a
+ * scancel of their own, one after the other, its answer said: "login node H: cancelled
+ * step 7.2 left running by trial 2 when its connection dropped", or that it had ended by
+ * itself (Slurm no longer has it), or scancel's failure. One that fails or does not answer
+ * in LOGIN_STEPS_WAIT_MS is not tried again: the allocation's release at the session's end
+ * ends the steps. A connection that drops again keeps them for its next answer. report may
+ * be NULL. */
 int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host,
                       TuneOrphanReportFn report, void *userdata);
-/* At the session's end: one more scancel of the steps left (at once, whatever the login
- * node's back-off; waited for up to LOGIN_STEPS_WAIT_MS), then a line for each still left,
- * naming the allocation `job` whose release ends it. Nothing is kept afterwards. */
+/* At the session's end: one more scancel of each trial's steps left (at once, whatever the
+ * login node's back-off; each waited for up to LOGIN_STEPS_WAIT_MS), then a line for each
+ * still left (the login node does not answer), naming the allocation `job` whose release
+ * ends it. Nothing is kept afterwards. */
 void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const char *job,
                      TuneOrphanReportFn report, void *userdata);
 /* Closes a scancel under way (before the pool goes) and forgets every step. */

@@ -5,8 +5,10 @@
 # login node's srun, a failing command with its own text, a Ctrl-C mid-trial, two pruned
 # trials (each step's scancel seen on the login node), the login node's sshd stopped
 # mid-trial and started again (~20 s: the next trial waits for it, its reconnects backing
-# off, then the session goes on), a session Ctrl-C'd while the login node is down (its
-# allocation said, with the command; the resume releases it) and a trial past its time limit (60 to 90 s: most of this
+# off, then the session goes on), a trial's step that the drop left running cancelled on the
+# login node once it answers again (before the next trial starts), a session Ctrl-C'd while
+# the login node is down (its allocation said, with the command, and the cut trial's step
+# with it; the resume releases it) and a trial past its time limit (60 to 90 s: most of this
 # suite's 2 min), with no Slurm command reachable here and no step, allocation or process
 # left after each. The inventory, PyTorch ranks and the watch are in
 # slurm.sh, trials as srun steps from here in slurm_steps.sh. The trap stops every daemon,
