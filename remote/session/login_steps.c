@@ -86,8 +86,7 @@ static int ended_already(const char *err)
 /* The scancel's answer for the first trial's steps, said; they are forgotten, but for a
  * connection that dropped again: they wait for the next answer. Returns whether they were
  * kept. */
-static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn report,
-                       void *userdata)
+static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn report, void *userdata)
 {
     if (!rexec_done(ls->scancel))
         rexec_close(ls->scancel);
@@ -132,8 +131,8 @@ static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn repo
     return 0;
 }
 
-int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host,
-                      TuneOrphanReportFn report, void *userdata)
+int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrphanReportFn report,
+                      void *userdata)
 {
     long i = pool && host ? hostpool_find(pool, host) : -1;
     if (i < 0 || (!ls->n && !ls->scancel))
@@ -188,8 +187,8 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
                  "login node %s: %s %s left running by trial %d when its connection dropped "
                  "could not be cancelled (the login node does not answer); the release of the "
                  "session's allocation, Slurm job %s, ends %s",
-                 host ? host : "?", plural(l->steps), l->steps, l->trial,
-                 job && job[0] ? job : "?", strchr(l->steps, ' ') ? "them" : "it");
+                 host ? host : "?", plural(l->steps), l->steps, l->trial, job && job[0] ? job : "?",
+                 strchr(l->steps, ' ') ? "them" : "it");
         say(report, userdata, line);
     }
     if (ls->dropped) {

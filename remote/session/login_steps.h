@@ -26,8 +26,8 @@ typedef struct {
     size_t n;
     size_t dropped;      /* trials' steps not kept (more than LOGIN_STEPS_MAX), said at the end */
     RemoteExec *scancel; /* under way for left[0] */
-    int64_t until_ms; /* the scancel is given up then */
-    char last_err[200]; /* scancel's last line of standard error */
+    int64_t until_ms;    /* the scancel is given up then */
+    char last_err[200];  /* scancel's last line of standard error */
 } LoginSteps;
 
 /* The slurm launcher's on_steps_left (LaunchStepsFn, userdata the LoginSteps): keeps a
@@ -43,8 +43,8 @@ void login_steps_add(void *userdata, int trial, const char *steps);
  * in LOGIN_STEPS_WAIT_MS is not tried again: the allocation's release at the session's end
  * ends the steps. A connection that drops again keeps them for its next answer. report may
  * be NULL. */
-int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host,
-                      TuneOrphanReportFn report, void *userdata);
+int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrphanReportFn report,
+                      void *userdata);
 /* At the session's end: one more scancel of each trial's steps left (at once, whatever the
  * login node's back-off; each waited for up to LOGIN_STEPS_WAIT_MS), then a line for each
  * still left (the login node does not answer), naming the allocation `job` whose release

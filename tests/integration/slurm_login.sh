@@ -245,6 +245,10 @@ import json, sys
 r, err = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
 cut, ran_on, login, rc = sys.argv[5:9]
 assert rc == "0" and ran_on == "1" and cut, (rc, ran_on, cut)
+lines = open(sys.argv[3]).read().split("\n")[:-1]
+assert lines[0] == cut and lines[-1] == cut.split(".")[0], lines
+running = open(sys.argv[4]).read().split("\n")
+assert not [l for l in running if l.split(" ")[0] == cut], running
 t = r["trials"]
 assert [x["status"] for x in t] == ["ok", "unreachable", "ok"], t
 assert ("; its step %s may still run: cancelled once the login node answers again" % cut) in \
@@ -252,10 +256,6 @@ assert ("; its step %s may still run: cancelled once the login node answers agai
 assert ("tunedeck tune: login node %s: cancelled step %s left running by trial 2 when its "
         "connection dropped\n" % (login, cut)) in err, err
 assert err.index("answers again: new trials go on") < err.index("cancelled step"), err
-lines = open(sys.argv[3]).read().split("\n")[:-1]
-assert lines[0] == cut and lines[-1] == cut.split(".")[0], lines
-running = open(sys.argv[4]).read().split("\n")
-assert not [l for l in running if l.split(" ")[0] == cut], running
 PY
 settle "cut-$$x"
 check "no step, allocation or process is left ($left); no Slurm command ran here" \
