@@ -47,6 +47,7 @@ typedef struct {
     char *command;
     LaunchConfig cfg; /* the caller's: its log sink, the login node's session */
     char steps[256];  /* "JOB.STEP ..." as each step's first task reported it */
+    int trial;        /* the schedule's (the journal's number): on_steps_left says it */
     SrunLines *lines;     /* srun --label's lines, read back per task */
     long line_task;       /* the task of the line being read (on_line); -1: srun's own */
     SrunWords *words;     /* what the step's lines say of why it failed */
@@ -177,6 +178,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     r->cfg = *cfg;
+    r->trial = s->trial;
     r->line_task = -1;
     r->words = srunwords_new();
     if (!(r->lines = srunlines_new(MAX_LINE))) {
@@ -199,6 +201,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
      * userdata, which is now this run, not the caller's. */
     inner.on_proc = NULL;
     inner.on_proc_lost = NULL;
+    inner.on_steps_left = NULL;
     inner.ranks_elsewhere = 1; /* each task fans out its own node's ranks */
     inner.userdata = r;
     inner.on_iteration = cfg->on_iteration ? on_iteration : NULL;
@@ -300,6 +303,23 @@ static int finished(const void *run)
     return r->inner->finished(r->run) && !scancel_pending(r);
 }
 
+/* The login node's connection dropped under srun (the trial is unreachable: srun's end was
+ * never seen): its steps run on there, holding the allocation's nodes, until the session
+ * cancels them once the login node answers again (remote/session/login_steps.h). The
+ * reason says so: the trial's own words come first, so the note may be cut short. */
+static void leave_steps(SlurmRun *r, Observation *o)
+{
+    const char *left = r->steps + r->steps_sent;
+    if (!r->cfg.remote || !r->cfg.on_steps_left || !left[0])
+        return;
+    r->cfg.on_steps_left(r->cfg.steps_userdata, r->trial, left);
+    size_t used = strlen(o->reason);
+    snprintf(o->reason + used, sizeof o->reason - used,
+             "; its %s %s may still run: cancelled once the login node answers again",
+             strchr(left, ' ') ? "steps" : "step", left);
+    r->steps_sent = strlen(r->steps);
+}
+
 static Observation *result(void *run)
 {
     SlurmRun *r = run;
@@ -310,6 +330,8 @@ static Observation *result(void *run)
     if (!o || r->cancelled || o->status == TRIAL_TIMEOUT)
         return o;
     srunwords_explain(r->words, o);
+    if (o->status == TRIAL_UNREACHABLE)
+        leave_steps(r, o);
     return o;
 }
 

@@ -23,6 +23,10 @@ typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stre
  * them from any other, even those that left the group (orphans.h). */
 typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid,
                              const char *mark);
+/* slurm through a login node: at the trial's end, its steps ("JOB.STEP JOB.STEP ...") when
+ * the login node's connection dropped under its srun: nobody saw them end, and no scancel
+ * could reach them; they may still run there. */
+typedef void (*LaunchStepsFn)(void *userdata, int trial, const char *steps);
 /* Every iteration event as it arrives (one per host for per-host trials). Returning non-zero
  * stops the trial as tuner_cancel would: it ends TRIAL_CANCELLED with what it measured. */
 typedef int (*LaunchIterFn)(void *userdata, int iter, double time_s);
@@ -52,6 +56,8 @@ typedef struct {
      * dropped, its command failed, or its stop went unanswered): it may still run there. */
     LaunchProcFn on_proc_lost;
     void *userdata;
+    LaunchStepsFn on_steps_left; /* optional, slurm; its own userdata: */
+    void *steps_userdata;
     LaunchIterFn on_iteration; /* optional: the tuner's pruning */
     void *iter_userdata;
 } LaunchConfig;

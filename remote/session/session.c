@@ -387,7 +387,9 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .on_log = on_log,
                    .on_proc = on_proc,
                    .on_proc_lost = on_proc_lost,
-                   .userdata = s},
+                   .userdata = s,
+                   .on_steps_left = login_steps_add,
+                   .steps_userdata = &s->login_steps},
         .async_suggest = spec->async_suggest,
         .no_prune = spec->no_prune,
         .stop_when_converged = spec->stop_when_converged,
@@ -504,6 +506,7 @@ void session_close(Session *s)
     int had_tuner = s->tuner != NULL;
     tuner_free(s->tuner); /* before the pool its runs use */
     s->tuner = NULL;
+    login_steps_clear(&s->login_steps); /* its scancel too: before the login node's pool */
     if (had_tuner) /* a trial that ran at the close (the console's quit): what it printed */
         end_trial_log(s, s->log_trial, "stopped: the session closed while it ran");
     hostpool_free(s->pool);

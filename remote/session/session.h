@@ -13,6 +13,7 @@
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/login_hold.h"
+#include "remote/session/login_steps.h"
 #include "remote/session/tune_alloc.h"
 #include "remote/session/tune_journal.h"
 #include "remote/session/tune_orphans.h"
@@ -98,6 +99,7 @@ typedef struct {
     SlurmCtl *slurm;
     SlurmAlloc alloc;
     LoginHold login_hold; /* trials wait while the login node is down */
+    LoginSteps login_steps; /* what its drops left running there, cancelled when it is back */
     /* Resume: the allocations earlier runs left (their journal's word), each released before
      * the new salloc, its result ("released", "gone"; "" when it failed) journaled once the
      * journal is open. alloc_left: why the session's own could not be released at its close,
@@ -138,7 +140,9 @@ int session_journal_begin(Session *s, Error *err);
  * waits for it); a stop already under way is waited for first. */
 void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userdata);
 /* At the end: stops what the session's own trials left running where a connection dropped.
- * Begun only with spec.stops_on_loop, as above. */
+ * Begun only with spec.stops_on_loop, as above. On Slurm through a login node, the steps its
+ * drops left are cancelled first, or said with the allocation whose release ends them
+ * (login_steps_end: waited for, up to LOGIN_STEPS_WAIT_MS); session_stop_lost too. */
 void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata);
 /* The console's quit: stops what dropped connections left that no trial has stopped yet
  * (those a stop before a trial could not reach, or that no later trial's hosts included),

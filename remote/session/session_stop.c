@@ -68,6 +68,10 @@ int session_before_launch(void *userdata, const Schedule *sched, char *why, size
         if (login_hold_check(&s->login_hold, pool, login_host, s->spec.on_report,
                              s->spec.report_userdata))
             return 1;
+        /* then what its drop left running there: it holds the allocation's nodes */
+        if (login_steps_check(&s->login_steps, pool, login_host, s->spec.on_report,
+                              s->spec.report_userdata))
+            return 1;
     }
     if (!pool || !s->procs.lost.n)
         return 0;
@@ -106,8 +110,19 @@ void session_stop_interrupted(Session *s, TuneOrphanReportFn report, void *userd
     sweep(s, st);
 }
 
+/* The steps the login node's drops left running, at the end: cancelled if it answers, else
+ * said, with the allocation whose release (session_close) ends them. */
+static void end_login_steps(Session *s, TuneOrphanReportFn report, void *userdata)
+{
+    const char *host = NULL;
+    HostPool *pool = s->slurm ? slurm_ctl_login_pool(s->slurm, &host) : NULL;
+    if (s->login_steps.n || s->login_steps.scancel)
+        login_steps_end(&s->login_steps, pool, host, s->alloc.job_id, report, userdata);
+}
+
 void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdata)
 {
+    end_login_steps(s, report, userdata);
     if (!s->pool || !s->procs.seen.n)
         return;
     session_stop_wait(s);
@@ -117,6 +132,7 @@ void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdat
 
 void session_stop_lost(Session *s, TuneOrphanReportFn report, void *userdata)
 {
+    end_login_steps(s, report, userdata);
     if (!s->pool || !s->procs.lost.n)
         return;
     session_stop_wait(s);

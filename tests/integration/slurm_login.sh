@@ -5,8 +5,10 @@
 # login node's srun, a failing command with its own text, a Ctrl-C mid-trial, two pruned
 # trials (each step's scancel seen on the login node), the login node's sshd stopped
 # mid-trial and started again (~20 s: the next trial waits for it, its reconnects backing
-# off, then the session goes on), a session Ctrl-C'd while the login node is down (its
-# allocation said, with the command; the resume releases it) and a trial past its time limit (60 to 90 s: most of this
+# off, then the session goes on), a trial's step that the drop left running cancelled on the
+# login node once it answers again (before the next trial starts), a session Ctrl-C'd while
+# the login node is down (its allocation said, with the command, and the cut trial's step
+# with it; the resume releases it) and a trial past its time limit (60 to 90 s: most of this
 # suite's 2 min), with no Slurm command reachable here and no step, allocation or process
 # left after each. The inventory, PyTorch ranks and the watch are in
 # slurm.sh, trials as srun steps from here in slurm_steps.sh. The trap stops every daemon,
@@ -209,6 +211,56 @@ settle "outage-$$x"
 check "no step, allocation or process is left ($left); no Slurm command ran here" \
     sh -c "[ $left -eq 0 ] && [ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
 
+# The step of a trial the login node's drop cut runs on there (its srun client too, nobody
+# reading it), holding the allocation's GPUs: the next trial's step would wait behind it, or
+# share its nodes. Trial 2 runs long (20 s between iterations) and is cut; once the login
+# node answers again its step is cancelled there before trial 3 starts, and that is said
+# (before, nothing cancelled it: trial 3 waited for it to end by itself). Each trial
+# writes the steps running as it starts.
+echo "the step of a trial cut by the login node's drop is cancelled once it answers again"
+cat > "$T/cut.sh" <<SH
+squeue -h -s -o '%i %j' > "$T/steps-at-start-\$TUNEDECK_TRIAL"
+pause=0.2
+[ "\$TUNEDECK_TRIAL" = 2 ] && pause=20
+exec python3 $root/tests/fixtures/trial.py \$pause "\$@"
+SH
+rm -f "$T/scancel-login" "$T"/steps-at-start-*
+env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state9" timeout 300 "$bin" tune \
+    --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm --optimizer random \
+    --no-prune --json --trial-cmd "sh $T/cut.sh cut-$$x" --budget 3 > "$T/l9.json" 2> "$T/l9.err" &
+TUNE_PID=$!
+wait_until 60 pgrep -f "^python3 [^ ]*trial.py 20 cut-$$x" > /dev/null
+cut=$(squeue -h -s -o '%i %j' | sed -n 's/^\([0-9]*\.[0-9]*\) tunedeck-trial$/\1/p')
+harness_stop 1
+wait_until 30 grep -q 'down (retry in' "$T/l9.err"
+ran_on=$(squeue -h -s -o %i | grep -cx "$cut")
+harness_start 1 || fail "the login node's sshd did not start again"
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID=""
+check "trial 2's step ($cut, running on after the drop: $ran_on) is cancelled by scancel on the login node once it answers, before trial 3 starts, and that is said (exit $rc)" \
+    python3 - "$T/l9.json" "$T/l9.err" "$T/scancel-login" "$T/steps-at-start-3" "$cut" \
+        "$ran_on" "$login" "$rc" <<'PY'
+import json, sys
+r, err = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+cut, ran_on, login, rc = sys.argv[5:9]
+assert rc == "0" and ran_on == "1" and cut, (rc, ran_on, cut)
+lines = open(sys.argv[3]).read().split("\n")[:-1]
+assert lines[0] == cut and lines[-1] == cut.split(".")[0], lines
+running = open(sys.argv[4]).read().split("\n")
+assert not [l for l in running if l.split(" ")[0] == cut], running
+t = r["trials"]
+assert [x["status"] for x in t] == ["ok", "unreachable", "ok"], t
+assert ("; its step %s may still run: cancelled once the login node answers again" % cut) in \
+    t[1]["reason"], t[1]["reason"]
+assert ("tunedeck tune: login node %s: cancelled step %s left running by trial 2 when its "
+        "connection dropped\n" % (login, cut)) in err, err
+assert err.index("answers again: new trials go on") < err.index("cancelled step"), err
+PY
+settle "cut-$$x"
+check "no step, allocation or process is left ($left); no Slurm command ran here" \
+    sh -c "[ $left -eq 0 ] && [ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
+
 # A session that ends while the login node is down (Ctrl-C during the wait for it) cannot
 # release its allocation: its scancel runs on the login node. It says so on stderr, naming the
 # job and the command that releases it (before, it said nothing, and the allocation held n1
@@ -221,6 +273,7 @@ env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state7" env --defa
     > "$T/l7.json" 2> "$T/l7.err" &
 TUNE_PID=$!
 wait_until 60 sh -c "grep -qs '\"event\":\"finished\",\"trial\":1,' $T/state7/sessions/*.jsonl"
+wait_until 30 pgrep -f "^python3 [^ ]*trial.py 1 leak-$$x" > /dev/null # trial 2's: it is cut
 harness_stop 1
 wait_until 30 grep -q 'down (retry in' "$T/l7.err"
 kill -INT "$TUNE_PID"
@@ -241,6 +294,16 @@ line = err[err.index(said):].split("\n")[0]
 assert ("it holds the inventory's nodes until its time limit: release it with `scancel %s` on %s"
         % (job, login)) in line, line
 assert "`tunedeck tune --resume " in line, line
+PY
+check "the step of the trial the outage cut, which no scancel reached, is said with the allocation whose release ends it" \
+    python3 - "$T/l7.err" "$job" "$login" <<'PY'
+import re, sys
+err, job, login = open(sys.argv[1]).read(), *sys.argv[2:]
+said = re.findall(r"tunedeck tune: login node %s: step %s\.[0-9]+ left running by trial 2 when "
+                  r"its connection dropped could not be cancelled \(the login node does not "
+                  r"answer\); the release of the session's allocation, Slurm job %s, ends it\n"
+                  % (re.escape(login), job, job), err)
+assert len(said) == 1, err
 PY
 check "the journal keeps the allocation, and the trial measured before the outage" \
     python3 - "$job" "$TUNE_PID_WAS" "$login" "$T"/state7/sessions/*.jsonl <<'PY'
