@@ -84,9 +84,12 @@ static int ended_already(const char *err)
 }
 
 /* The scancel's answer for the first trial's steps, said; they are forgotten, but for a
- * connection that dropped again: they wait for the next answer. Returns whether they were
- * kept. */
-static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn report, void *userdata)
+ * connection that dropped again: they wait for the next answer (LOGIN_STEPS_DROPS in all). A
+ * channel the login node refused on a connection that still stands (sshd's MaxSessions, an
+ * exec refused) is a failure like scancel's own: kept, it was sent again at each check, and
+ * the next trial never started. Returns whether they were kept. */
+static int end_scancel(LoginSteps *ls, HostPool *pool, long i, const char *host,
+                       TuneOrphanReportFn report, void *userdata)
 {
     if (!rexec_done(ls->scancel))
         rexec_close(ls->scancel);
@@ -95,13 +98,15 @@ static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn repo
     char how[220];
     if (out == EXEC_EXITED)
         snprintf(how, sizeof how, "exit %d", status);
-    else
-        snprintf(how, sizeof how, "killed by %s", rexec_error(ls->scancel));
+    else /* "killed by SIGTERM", or the channel's failure */
+        snprintf(how, sizeof how, "%s", rexec_error(ls->scancel));
     rexec_free(ls->scancel);
     ls->scancel = NULL;
-    if (out == EXEC_SSH_FAILED)
+    HostInfo hi;
+    hostpool_info(pool, (size_t)i, &hi);
+    LoginStepsLeft *l = &ls->left[0];
+    if (out == EXEC_SSH_FAILED && hi.state != HOST_READY && ++l->drops < LOGIN_STEPS_DROPS)
         return 1;
-    const LoginStepsLeft *l = &ls->left[0];
     const char *its = strchr(l->steps, ' ') ? "them" : "it";
     char line[LOGIN_STEPS_CHARS + 600];
     if (out == EXEC_EXITED && status == 0)
@@ -114,7 +119,7 @@ static int end_scancel(LoginSteps *ls, const char *host, TuneOrphanReportFn repo
                  "login node %s: %s %s left running by trial %d when its connection dropped "
                  "had ended by itself (%s)",
                  host, plural(l->steps), l->steps, l->trial, ls->last_err);
-    else if (out == EXEC_EXITED || out == EXEC_SIGNALED)
+    else if (out != EXEC_CLOSED)
         snprintf(line, sizeof line,
                  "login node %s: scancel of %s %s left running by trial %d failed (%s)%s%s; the "
                  "release of the session's allocation ends %s",
@@ -153,7 +158,7 @@ int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrph
     if (!rexec_done(ls->scancel) && clock_now_ms() < ls->until_ms)
         return 1;
     /* kept: the login node dropped again (login_hold holds next); or the next trial's */
-    return end_scancel(ls, host, report, userdata) || ls->n > 0;
+    return end_scancel(ls, pool, i, host, report, userdata) || ls->n > 0;
 }
 
 static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
@@ -177,7 +182,7 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
     long i = pool && host ? hostpool_find(pool, host) : -1;
     while (i >= 0 && (ls->scancel || (ls->n && send_scancel(ls, pool, i) == 0))) {
         evloop_run_source(pool_pollfds, pool_step, pool, scancel_done, ls, ls->until_ms);
-        if (end_scancel(ls, host, report, userdata))
+        if (end_scancel(ls, pool, i, host, report, userdata))
             break; /* it does not answer: each is said below */
     }
     for (size_t k = 0; k < ls->n; k++) {

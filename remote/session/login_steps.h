@@ -14,11 +14,16 @@
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 
-enum { LOGIN_STEPS_MAX = 16, LOGIN_STEPS_CHARS = 256 };
+/* LOGIN_STEPS_DROPS: a scancel that the connection's drop cut is sent again once it answers,
+ * this many times in all: a login node that drops the connection for the scancel's channel
+ * itself (it refused the channel, and libssh's answer to that ended the session) would be
+ * asked for ever, no trial started. */
+enum { LOGIN_STEPS_MAX = 16, LOGIN_STEPS_CHARS = 256, LOGIN_STEPS_DROPS = 3 };
 
 typedef struct {
     int trial;                     /* the journal's number of the trial that left them */
     char steps[LOGIN_STEPS_CHARS]; /* "JOB.STEP JOB.STEP ...", as the slurm launcher read them */
+    int drops; /* scancels of them a drop of the connection cut (LOGIN_STEPS_DROPS at most) */
 } LoginStepsLeft;
 
 typedef struct {
@@ -39,10 +44,10 @@ void login_steps_add(void *userdata, int trial, const char *steps);
  * (login_hold decides then). When the login node is ready, each trial's steps get a
  * scancel of their own, one after the other, its answer said: "login node H: cancelled
  * step 7.2 left running by trial 2 when its connection dropped", or that it had ended by
- * itself (Slurm no longer has it), or scancel's failure. One that fails or does not answer
- * in LOGIN_STEPS_WAIT_MS is not tried again: the allocation's release at the session's end
- * ends the steps. A connection that drops again keeps them for its next answer. report may
- * be NULL. */
+ * itself (Slurm no longer has it), or scancel's failure (or its channel's, on a connection
+ * that stands). One that fails or does not answer in LOGIN_STEPS_WAIT_MS is not tried again:
+ * the allocation's release at the session's end ends the steps. A connection that drops again
+ * keeps them for its next answer, LOGIN_STEPS_DROPS times at most. report may be NULL. */
 int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrphanReportFn report,
                       void *userdata);
 /* At the session's end: one more scancel of each trial's steps left (at once, whatever the

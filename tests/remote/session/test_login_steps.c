@@ -5,9 +5,14 @@
  * listens on is a login node that does not answer. */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
@@ -122,5 +127,164 @@ Test(login_steps, steps_the_login_node_never_cancelled_are_said_at_the_end_with_
     n_lines = 0;
     login_steps_end(&ls, p, "login", "77", keep_line, NULL);
     cr_assert_eq(n_lines, 0, "said once");
+    hostpool_free(p);
+}
+
+/* A real sshd of the test's own on 127.0.0.1, `extra` in its configuration: the login node
+ * answering, its channels refused or its commands replaced. Skipped where sshd is absent. */
+typedef struct {
+    char dir[64];
+    pid_t pid;
+    int port;
+} Sshd;
+
+static void sh_ok(const char *cmd)
+{
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+static void sshd_start(Sshd *d, const char *extra)
+{
+    if (access("/usr/sbin/sshd", X_OK) != 0 || system("command -v ssh-keygen > /dev/null") != 0)
+        cr_skip_test("no sshd here");
+    snprintf(d->dir, sizeof d->dir, "/tmp/tunedeck-login-steps.XXXXXX");
+    cr_assert_not_null(mkdtemp(d->dir));
+    d->port = closed_port();
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && ssh-keygen -q -t ed25519 -N '' -f host && ssh-keygen -q -t ed25519 -N '' "
+             "-f id && cp id.pub authorized_keys && chmod 600 authorized_keys && "
+             "printf '[127.0.0.1]:%d %%s\\n' \"$(cut -d' ' -f1,2 host.pub)\" > known_hosts && "
+             "chmod 644 known_hosts && printf 'ListenAddress 127.0.0.1:%d\\nHostKey %s/host\\n"
+             "AuthorizedKeysFile %s/authorized_keys\\nPidFile %s/pid\\nStrictModes no\\n"
+             "UsePAM no\\nPermitRootLogin yes\\nLogLevel ERROR\\n%s\\n' > cfg",
+             d->dir, d->port, d->port, d->dir, d->dir, d->dir, extra);
+    sh_ok(cmd);
+    snprintf(cmd, sizeof cmd, "%s/cfg", d->dir);
+    d->pid = fork();
+    cr_assert_geq(d->pid, 0);
+    if (d->pid == 0) {
+        execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100; i++) { /* until it listens */
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)d->port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int up = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (up)
+            return;
+        cr_assert_eq(waitpid(d->pid, NULL, WNOHANG), 0, "sshd did not start");
+        usleep(50000);
+    }
+    cr_assert_fail("sshd does not listen on %d", d->port);
+}
+
+static Sshd sshd; /* stopped by the test's fini, whatever its assertions */
+
+static void sshd_fini(void)
+{
+    if (sshd.pid > 0) {
+        kill(sshd.pid, SIGTERM);
+        waitpid(sshd.pid, NULL, 0);
+    }
+    if (sshd.dir[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", sshd.dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "%s failed\n", cmd);
+    }
+    memset(&sshd, 0, sizeof sshd);
+}
+
+/* The login node "login" on d, connected. */
+static HostPool *ready_login_pool(const Sshd *d)
+{
+    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG, .backoff_base_s = 0.2, .backoff_max_s = 30};
+    Error e;
+    HostPool *p = hostpool_new(&o, &e);
+    cr_assert_not_null(p, "%s", e.msg);
+    HostConf c = {.port = d->port, .connect_timeout_s = 5};
+    strcpy(c.name, "login");
+    strcpy(c.host, "127.0.0.1");
+    struct passwd *pw = getpwuid(getuid());
+    cr_assert_not_null(pw);
+    snprintf(c.user, sizeof c.user, "%s", pw->pw_name);
+    snprintf(c.identity, sizeof c.identity, "%s/id", d->dir);
+    snprintf(c.known_hosts, sizeof c.known_hosts, "%s/known_hosts", d->dir);
+    cr_assert_eq(hostpool_add(p, &c, &e), 0, "%s", e.msg);
+    hostpool_connect(p, 0, 1);
+    hostpool_run_until_settled(p, clock_now_ms() + 10000);
+    HostInfo hi;
+    hostpool_info(p, 0, &hi);
+    cr_assert_eq(hi.state, HOST_READY, "%s: %s", hostpool_state_name(hi.state), hi.last_error);
+    n_lines = 0;
+    return p;
+}
+
+/* Checks before a trial until one lets it go with nothing left, at most `max`; while the
+ * login node is down (login_hold's turn) its pool is stepped to its next attempt, as
+ * login_hold's wait does. */
+static int checks_until_go(LoginSteps *ls, HostPool *p, int max)
+{
+    for (int k = 0; k < max; k++) {
+        if (login_steps_check(ls, p, "login", keep_line, NULL) == 0) {
+            if (!ls->n)
+                return k + 1;
+            struct pollfd fds[4];
+            int64_t deadline_ms = -1;
+            size_t n = hostpool_pollfds(p, fds, 4, &deadline_ms);
+            if (poll(fds, n, 20) < 0)
+                n = 0;
+            hostpool_step(p, fds, n, clock_now_ms());
+        } else
+            usleep(20000);
+    }
+    return 0;
+}
+
+/* Regression: a scancel whose channel the login node refused (sshd's MaxSessions 0: logins,
+ * no sessions) was taken for a drop, on a connection that stood or that libssh's answer to
+ * the refusal ended: the steps were kept, nothing said, and the scancel sent again at the
+ * next check, or at each answer after, for ever: the next trial never started. */
+Test(login_steps, a_scancel_channel_refused_by_a_login_node_that_answers_is_said_and_not_retried,
+     .timeout = TEST_TIMEOUT_S, .fini = sshd_fini)
+{
+    sshd_start(&sshd, "MaxSessions 0");
+    HostPool *p = ready_login_pool(&sshd);
+    LoginSteps ls = {0};
+    login_steps_add(&ls, 2, "77.1");
+    cr_assert_gt(checks_until_go(&ls, p, 2000), 0, "the next trial never went");
+    HostInfo hi;
+    hostpool_info(p, 0, &hi);
+    cr_assert_eq(ls.n, 0, "%zu left, %d lines (%s), the login node %s: %s", ls.n, n_lines,
+                 n_lines ? lines[0] : "", hostpool_state_name(hi.state), hi.last_error);
+    cr_assert_eq(n_lines, 1, "%d lines", n_lines);
+    cr_assert(strstr(lines[0], "login node login: scancel of step 77.1 left running by trial 2 "
+                               "failed (") == lines[0],
+              "%s", lines[0]);
+    cr_assert(strstr(lines[0], "; the release of the session's allocation ends it"), "%s",
+              lines[0]);
+    login_steps_clear(&ls);
+    hostpool_free(p);
+}
+
+/* Regression: a scancel killed by a signal was said "failed (killed by killed by SIGTERM)". */
+Test(login_steps, a_scancel_killed_by_a_signal_is_said_once_so, .timeout = TEST_TIMEOUT_S,
+     .fini = sshd_fini)
+{
+    sshd_start(&sshd, "ForceCommand kill -TERM $$");
+    HostPool *p = ready_login_pool(&sshd);
+    LoginSteps ls = {0};
+    login_steps_add(&ls, 2, "77.1");
+    cr_assert_gt(checks_until_go(&ls, p, 500), 0);
+    cr_assert_eq(n_lines, 1, "%d lines", n_lines);
+    cr_assert(strstr(lines[0], "login node login: scancel of step 77.1 left running by trial 2 "
+                               "failed (killed by SIGTERM); the release of the session's "
+                               "allocation ends it") == lines[0],
+              "%s", lines[0]);
+    login_steps_clear(&ls);
     hostpool_free(p);
 }
