@@ -4,6 +4,7 @@
  * tests/integration/slurm_login.sh checks the scancel on a real login node). A port nobody
  * listens on is a login node that does not answer. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pwd.h>
@@ -163,7 +164,12 @@ static void sshd_start(Sshd *d, const char *extra)
     snprintf(cmd, sizeof cmd, "%s/cfg", d->dir);
     d->pid = fork();
     cr_assert_geq(d->pid, 0);
-    if (d->pid == 0) {
+    if (d->pid == 0) { /* its words (the readiness probe's, the refusals) to its log */
+        char log[96];
+        snprintf(log, sizeof log, "%s/sshd.log", d->dir);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0)
+            dup2(fd, 2);
         execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", cmd, (char *)NULL);
         _exit(127);
     }
