@@ -330,6 +330,9 @@ rel = [e for e in ev if e["event"] == "slurm_allocation_released"]
 assert [(e["job"], e["result"]) for e in rel] == [(job, "released")], rel
 assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
 PY
+# What the old code left would hold the nodes for the checks below.
+[ -n "$job" ] && squeue -h -j "$job" 2>/dev/null | grep -q . && scancel "$job"
+settle "back-$$x"
 
 # The same past the wait's bound (the inventory's "slurm": {"release_wait_s": 2}): the
 # allocation is said as left, with the command that releases it, exit 4, and the journal
