@@ -67,8 +67,8 @@ int release_wait_close(SlurmCtl *c, SlurmAlloc *a, const ReleaseWait *w, Error *
                 else
                     snprintf(why, sizeof why, "%s did not answer within %g s", hi.name, w->wait_s);
                 if (hi.last_error[0])
-                    snprintf(why + strlen(why), sizeof why - strlen(why),
-                             " (ssh to %s failed: %s)", hi.name, hi.last_error);
+                    snprintf(why + strlen(why), sizeof why - strlen(why), " (ssh to %s failed: %s)",
+                             hi.name, hi.last_error);
                 rc = slurm_alloc_left_error(c, a, why, err);
                 break;
             }
@@ -81,8 +81,8 @@ int release_wait_close(SlurmCtl *c, SlurmAlloc *a, const ReleaseWait *w, Error *
             break;
     }
     if (rc == 0 && said) {
-        snprintf(line, sizeof line, "login node %s answers again: allocation %s released",
-                 host, a->job_id);
+        snprintf(line, sizeof line, "login node %s answers again: allocation %s released", host,
+                 a->job_id);
         say(w, line);
     }
     memset(a, 0, sizeof *a);

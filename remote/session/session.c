@@ -273,7 +273,8 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
      * can leave its job queued): on a busy partition it says so and revokes the job */
     double timeout_s = t.every.command_timeout_s > 0 ? t.every.command_timeout_s : 30;
     double wait_s = timeout_s > 10 ? timeout_s - 5 : timeout_s / 2;
-    s->release_wait_s = t.every.release_wait_s > 0 ? t.every.release_wait_s : RELEASE_WAIT_DEFAULT_S;
+    s->release_wait_s =
+        t.every.release_wait_s > 0 ? t.every.release_wait_s : RELEASE_WAIT_DEFAULT_S;
     release_left(s, o);
     if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), wait_s,
                          &s->alloc, err) < 0)

@@ -51,8 +51,8 @@ static SlurmCtl *down_login(int *port)
     ssh.port = *port = closed_port();
     ssh.connect_timeout_s = 2;
     snprintf(ssh.known_hosts, sizeof ssh.known_hosts, "/dev/null");
-    SlurmCtlOptions o = {.login = "127.0.0.1", .ssh = &ssh, .ssh_config = TEST_SSH_CONFIG,
-                         .timeout_s = 10};
+    SlurmCtlOptions o = {
+        .login = "127.0.0.1", .ssh = &ssh, .ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
     Error err;
     SlurmCtl *c = slurm_ctl_new(&o, &err);
     cr_assert_not_null(c, "%s", err.msg);
