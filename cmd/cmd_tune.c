@@ -223,34 +223,64 @@ static int open_session(const TuneArgs *a, Session *ses, const SessionSpec *spec
     return 0;
 }
 
-/* Closes the session; a Slurm allocation it could not release (the login node down at the
- * end) is said plainly, with the command that releases it: left in silence, it would hold
- * the cluster's GPUs until its time limit. -1 then. */
-static int close_session(Session *ses)
-{
-    session_close(ses);
-    if (!session_alloc_left(ses))
-        return 0;
-    fprintf(stderr, "tunedeck tune: %s\n", session_alloc_left(ses));
-    return -1;
-}
-
-static volatile sig_atomic_t interrupted_by;
+static volatile sig_atomic_t interrupted_by, interrupts, closing;
+static sig_atomic_t interrupts_before_close;
 
 /* The first signal ends the session; one more while its trial is being stopped only says
  * that this goes on: ending here would lose the summary and could leave the trial's
- * processes (or its Slurm steps and allocation) behind. write(2): async-signal-safe. */
+ * processes (or its Slurm steps and allocation) behind. At the close, one more ends the wait
+ * for a login node that is down (close_session). write(2): async-signal-safe. */
 static void on_interrupt(int sig)
 {
+    interrupts++;
     if (interrupted_by) {
         static const char MSG[] = "tunedeck tune: still stopping (the running trial, then "
                                   "the session); the summary and the command to resume "
                                   "follow\n";
-        ssize_t n = write(STDERR_FILENO, MSG, sizeof MSG - 1);
+        ssize_t n = 0;
+        if (!closing)
+            n = write(STDERR_FILENO, MSG, sizeof MSG - 1);
         (void)n;
         return;
     }
     interrupted_by = sig;
+}
+
+/* The session's close, waiting for a login node that is down: ended by a signal that came
+ * after the one that ended the session (the first one, if any, stopped the trials; the
+ * wait still runs for it, as the release is what it asked for too). */
+static int close_interrupted(void *userdata)
+{
+    (void)userdata;
+    return interrupts > interrupts_before_close;
+}
+
+static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
+
+static void interrupts_note(struct sigaction old[2]);
+static void interrupts_restore(const struct sigaction old[2]);
+
+/* Closes the session; a Slurm allocation it could not release (the login node down at the
+ * end, past the wait for it) is said plainly, with the command that releases it: left in
+ * silence, it would hold the cluster's GPUs until its time limit. -1 then. A session that
+ * ended without a signal notes one again while it waits for the login node, so that Ctrl-C
+ * ends the wait (the allocation said as left) rather than tunedeck; the signal then ends
+ * tunedeck as it would have, after the message (the caller sees interrupted_by). */
+static int close_session(Session *ses)
+{
+    struct sigaction old[2];
+    int signalled = interrupted_by != 0;
+    if (!signalled)
+        interrupts_note(old);
+    interrupts_before_close = interrupts;
+    closing = 1;
+    session_close(ses);
+    if (!signalled)
+        interrupts_restore(old);
+    if (!session_alloc_left(ses))
+        return 0;
+    fprintf(stderr, "tunedeck tune: %s\n", session_alloc_left(ses));
+    return -1;
 }
 
 static int done_or_interrupted(void *t)
@@ -262,8 +292,6 @@ static void wake_only(void *ctx, int64_t now_ms)
 {
     (void)ctx, (void)now_ms;
 }
-
-static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
 
 /* SIGINT and SIGTERM only note the signal from here on, for the caller to stop the running
  * trial as a cancel does (its remote processes, its Slurm steps), print the summary, close
@@ -316,6 +344,7 @@ int cmd_tune(int argc, char **argv)
     if ((rc = spec_from_args(&a, ses, &spec)) == 0) {
         spec.on_report = report_stderr;
         spec.report_userdata = NULL;
+        spec.close_interrupted = close_interrupted;
     }
     struct sigaction old_handlers[2];
     interrupts_note(old_handlers);
@@ -395,5 +424,10 @@ int cmd_tune(int argc, char **argv)
     if (close_session(ses) < 0 && rc == EXIT_OK)
         rc = EXIT_REMOTE;
     session_free(ses);
+    if (interrupted_by) { /* during the wait for the login node: as the signal ends it */
+        signal(interrupted_by, SIG_DFL);
+        kill(getpid(), interrupted_by);
+        return 128 + interrupted_by;
+    }
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "remote/live/schedlive.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "tui/console_events.h"
+#include "tui/term.h"
 
 /* The Slurm watch's back-off cap: a quiet cluster is asked every 16 s at most, a change
  * shows within that, and a controller back from an outage is seen within it. */
@@ -71,6 +72,23 @@ static int open_live_slurm(App *a, const Session *s, Error *err)
     return (a->live_slurm = liveslurm_new(&so, err)) ? 0 : -1;
 }
 
+/* The session closes after the screen (console_run): the wait for a login node that is down,
+ * before the allocation's release, is said where the operator still sees it. */
+static void say_closing(void *ud, const char *line)
+{
+    (void)ud;
+    fprintf(stderr, "tunedeck: %s\n", line);
+}
+
+/* Ctrl-C (or a TERM, a HUP) once the screen is gone ends that wait: the terminal is back in
+ * its own mode, so the key is a signal again, and the console's handlers still note it. */
+static int closing_interrupted(void *ud)
+{
+    (void)ud;
+    TermSignals got = term_take_signals();
+    return got.ints || got.quit;
+}
+
 /* The session (remote/session), then what only the console adds: the live scheduler on the
  * inventory's hosts, or the simulated one beside the simulator. */
 int console_open_session(App *a, const ConsoleOptions *o, Error *err)
@@ -87,6 +105,8 @@ int console_open_session(App *a, const ConsoleOptions *o, Error *err)
     with_screen.on_warning = console_warn_line;
     with_screen.report_userdata = a;
     with_screen.stops_on_loop = 1; /* keys and redraws go on while a host takes its seconds */
+    with_screen.on_close_report = say_closing;
+    with_screen.close_interrupted = closing_interrupted;
     if (o->workload && spec->keep_hosts)
         with_screen.keep_hosts = SESSION_KEEP_ALL; /* the live scheduler runs on them */
     /* A Slurm cluster alone is watched (its nodes, queue and drains); any other wants work. */

@@ -8,17 +8,33 @@
 
 enum { HOLD_MAX_FDS = 4 }; /* the login node's pool has one host */
 
-/* One step of the pool without waiting: what its socket has ready, then its timers (the
- * planned reconnect, a connect deadline). */
-static void step_pool(HostPool *pool)
+void login_hold_step(HostPool *pool, int wait_ms)
 {
     struct pollfd fds[HOLD_MAX_FDS];
     int64_t deadline_ms = -1;
     size_t n = hostpool_pollfds(pool, fds, HOLD_MAX_FDS, &deadline_ms);
-    if (n && poll(fds, n, 0) < 0)
+    /* no later than the pool's own next timer (its planned reconnect, a connect deadline) */
+    if (wait_ms > 0 && deadline_ms >= 0) {
+        int64_t until_ms = deadline_ms - clock_now_ms();
+        wait_ms = until_ms < 0 ? 0 : until_ms < wait_ms ? (int)until_ms : wait_ms;
+    }
+    if (wait_ms < 0)
+        wait_ms = 0;
+    /* a signal ends the poll early (EINTR): the caller looks at what it noted */
+    if (poll(fds, n, wait_ms) < 0)
         for (size_t i = 0; i < n; i++)
             fds[i].revents = 0;
     hostpool_step(pool, fds, n, clock_now_ms());
+}
+
+int login_hold_waits(const HostPool *pool, const char *host, HostInfo *hi)
+{
+    long i = pool && host ? hostpool_find(pool, host) : -1;
+    if (i < 0)
+        return 0;
+    hostpool_info(pool, (size_t)i, hi);
+    return hi->state == HOST_DOWN ? hi->retry_at_ms > 0
+                                  : hi->state != HOST_READY && hi->state != HOST_IDLE;
 }
 
 static void say(TuneOrphanReportFn report, void *userdata, const char *line)
@@ -38,7 +54,7 @@ int login_hold_check(LoginHold *lh, HostPool *pool, const char *host, TuneOrphan
     int down_planned = hi.state == HOST_DOWN && hi.retry_at_ms > 0;
     int reconnecting = hi.state != HOST_DOWN && hi.state != HOST_READY && hi.state != HOST_IDLE;
     if (down_planned || (lh->held && reconnecting)) {
-        step_pool(pool);
+        login_hold_step(pool, 0);
         hostpool_info(pool, (size_t)i, &hi);
     }
     if (hi.state == HOST_DOWN && hi.retry_at_ms > 0 && hi.attempts != lh->said_attempts) {

@@ -27,4 +27,13 @@ typedef struct {
 int login_hold_check(LoginHold *lh, HostPool *pool, const char *host, TuneOrphanReportFn report,
                      void *userdata);
 
+/* One step of the login node's pool: what its socket has ready within wait_ms (0: without
+ * waiting; never past the pool's next timer, its planned reconnect or a connect deadline),
+ * then its timers. A signal cuts the wait short. */
+void login_hold_step(HostPool *pool, int wait_ms);
+/* Whether the login node `host` of `pool` is one to wait for (hi gets its state): down with a
+ * reconnect planned, or a reconnect under way. 0: ready, never tried, refused for good (no
+ * retry planned), or no such host (pool NULL: the commands run here). */
+int login_hold_waits(const HostPool *pool, const char *host, HostInfo *hi);
+
 #endif

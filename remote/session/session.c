@@ -274,6 +274,8 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
      * can leave its job queued): on a busy partition it says so and revokes the job */
     double timeout_s = t.every.command_timeout_s > 0 ? t.every.command_timeout_s : 30;
     double wait_s = timeout_s > 10 ? timeout_s - 5 : timeout_s / 2;
+    s->release_wait_s =
+        t.every.release_wait_s > 0 ? t.every.release_wait_s : RELEASE_WAIT_DEFAULT_S;
     release_left(s, o);
     if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), wait_s,
                          &s->alloc, err) < 0)
@@ -518,7 +520,12 @@ void session_close(Session *s)
         snprintf(job, sizeof job, "%s", s->alloc.owned ? s->alloc.job_id : "");
         Error why;
         const char *where = slurm_ctl_where(s->slurm);
-        if (slurm_alloc_close(s->slurm, &s->alloc, &why) < 0)
+        ReleaseWait w = {.wait_s = s->release_wait_s,
+                         .interrupted = s->spec.close_interrupted,
+                         .report = s->spec.on_close_report ? s->spec.on_close_report
+                                                           : s->spec.on_report,
+                         .userdata = s->spec.report_userdata};
+        if (release_wait_close(s->slurm, &s->alloc, &w, &why) < 0)
             snprintf(s->alloc_left, sizeof s->alloc_left, "%s%s%s%s%s%s", why.msg,
                      s->journal_open ? " (or `tunedeck tune --resume " : "",
                      s->journal_open ? tune_journal_id(s->journal) : "",

@@ -14,6 +14,7 @@
 #include "remote/launch/tuner.h"
 #include "remote/session/login_hold.h"
 #include "remote/session/login_steps.h"
+#include "remote/session/release_wait.h"
 #include "remote/session/tune_alloc.h"
 #include "remote/session/tune_journal.h"
 #include "remote/session/tune_orphans.h"
@@ -72,6 +73,13 @@ typedef struct {
      * session_stop_step, instead of waited for; the tuner's trial waits meanwhile
      * (TunerBeforeLaunchFn's "not yet"). 0: every stop blocks its caller (`tune`). */
     int stops_on_loop;
+    /* At the close, the release of the Slurm allocation waits a bounded time for a login node
+     * that is down (remote/session/release_wait.h): its lines go to on_close_report (NULL:
+     * on_report), and close_interrupted, asked at each step of the wait, ends it when nonzero
+     * (the operator's interrupt: the allocation is then left as when the node stays down;
+     * NULL: never). Both with report_userdata. */
+    TuneOrphanReportFn on_close_report;
+    int (*close_interrupted)(void *userdata);
 } SessionSpec;
 
 typedef struct {
@@ -98,7 +106,8 @@ typedef struct {
      * on the login node) and the allocation the trials run in (remote/slurm). */
     SlurmCtl *slurm;
     SlurmAlloc alloc;
-    LoginHold login_hold; /* trials wait while the login node is down */
+    double release_wait_s; /* the inventory's "slurm" block's, else RELEASE_WAIT_DEFAULT_S */
+    LoginHold login_hold;   /* trials wait while the login node is down */
     LoginSteps login_steps; /* what its drops left running there, cancelled when it is back */
     /* Resume: the allocations earlier runs left (their journal's word), each released before
      * the new salloc, its result ("released", "gone"; "" when it failed) journaled once the
@@ -176,7 +185,9 @@ int session_trial_log_left_out(const Session *s, int trial);
  * was written before stays), or NULL. */
 const char *session_trial_log_error(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path), and
- * releases the Slurm allocation the session made (a `slurm_allocation_released` line). */
+ * releases the Slurm allocation the session made (a `slurm_allocation_released` line),
+ * waiting up to release_wait_s for a login node that is down (spec.on_close_report,
+ * spec.close_interrupted). */
 void session_close(Session *s);
 /* After session_close: why the session's Slurm allocation could not be released (the login
  * node or the controller did not answer its scancel), naming the job and the command that

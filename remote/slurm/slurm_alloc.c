@@ -299,28 +299,36 @@ const char *slurm_alloc_release_hint(const SlurmCtl *c, const char *job_id, char
     return buf;
 }
 
+int slurm_alloc_left_error(SlurmCtl *c, const SlurmAlloc *a, const char *why, Error *err)
+{
+    /* Nothing else will: the allocation has no time limit of its own, so it holds every node
+     * of the inventory, whole, until the partition's. */
+    char hint[SLURM_ALLOC_HINT_MAX];
+    error_set(err,
+              "the session's allocation, Slurm job %s (%s), was not released: %s; it holds the "
+              "inventory's nodes until its time limit: %s",
+              a->job_id, a->name[0] ? a->name : "tunedeck's", why,
+              slurm_alloc_release_hint(c, a->job_id, hint, sizeof hint));
+    return error_mark(err, ERROR_REMOTE);
+}
+
+int slurm_alloc_cancel(SlurmCtl *c, const SlurmAlloc *a, Error *err)
+{
+    if (!a->owned || !a->job_id[0])
+        return 0;
+    const char *argv[] = {"scancel", a->job_id, NULL};
+    Error why;
+    memset(&why, 0, sizeof why);
+    int run = slurm_ctl_run(c, argv, NULL, &why);
+    if (run < 0 || slurm_alloc_cancel_outcome(run, slurm_ctl_last_stderr(c), a->job_id, 0) ==
+                       SLURM_CANCEL_REFUSED)
+        return slurm_alloc_left_error(c, a, why.msg, err);
+    return 0;
+}
+
 int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err)
 {
-    int rc = 0;
-    if (a->owned && a->job_id[0]) {
-        const char *argv[] = {"scancel", a->job_id, NULL};
-        Error why;
-        memset(&why, 0, sizeof why);
-        int run = slurm_ctl_run(c, argv, NULL, &why);
-        if (run < 0 || slurm_alloc_cancel_outcome(run, slurm_ctl_last_stderr(c), a->job_id, 0) ==
-                           SLURM_CANCEL_REFUSED) {
-            /* Nothing else will: the allocation has no time limit of its own, so it holds
-             * every node of the inventory, whole, until the partition's. */
-            char hint[SLURM_ALLOC_HINT_MAX];
-            error_set(err,
-                      "the session's allocation, Slurm job %s (%s), was not released: %s; it "
-                      "holds the inventory's nodes until its time limit: %s",
-                      a->job_id, a->name[0] ? a->name : "tunedeck's", why.msg,
-                      slurm_alloc_release_hint(c, a->job_id, hint, sizeof hint));
-            error_mark(err, ERROR_REMOTE);
-            rc = -1;
-        }
-    }
+    int rc = slurm_alloc_cancel(c, a, err);
     memset(a, 0, sizeof *a);
     return rc;
 }

@@ -38,6 +38,12 @@ int slurm_alloc_close(SlurmCtl *c, SlurmAlloc *a, Error *err);
  * " on HOST" when c runs Slurm's commands on a login node. Written into buf (room for any job
  * id and host: SLURM_ALLOC_HINT_MAX); returns buf. */
 const char *slurm_alloc_release_hint(const SlurmCtl *c, const char *job_id, char *buf, size_t size);
+/* slurm_alloc_close without forgetting it, for a caller that tries again (the login node back,
+ * remote/session/release_wait.h): 0 released, or none of ours; -1 with err as above. */
+int slurm_alloc_cancel(SlurmCtl *c, const SlurmAlloc *a, Error *err);
+/* err (ERROR_REMOTE): allocation a was not released, `why`, with the command that releases it
+ * and where to run it. Returns -1. */
+int slurm_alloc_left_error(SlurmCtl *c, const SlurmAlloc *a, const char *why, Error *err);
 
 /* An allocation an earlier run of the session made and could not release (its journal's
  * word): cancelled only if Slurm still has a job of ours with that id under that name

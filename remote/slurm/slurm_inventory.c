@@ -48,6 +48,8 @@ static const struct {
      SLURM_CEILING_RETRY_MAX_S},
     {"ceiling_retry_max_s", offsetof(SlurmIntervals, ceiling_retry_max_s),
      SLURM_CEILING_RETRY_MIN_S, SLURM_CEILING_RETRY_MAX_S},
+    {"release_wait_s", offsetof(SlurmIntervals, release_wait_s), SLURM_RELEASE_WAIT_MIN_S,
+     SLURM_RELEASE_WAIT_MAX_S},
 };
 enum { N_INTERVALS = sizeof INTERVALS / sizeof INTERVALS[0] };
 
@@ -70,8 +72,8 @@ int slurm_intervals_from_json(const cJSON *root, const char *ctx, SlurmIntervals
         if (i == N_INTERVALS)
             return error_set(err,
                              "%s: field '%s': unknown; expected command_timeout_s, job_round_s, "
-                             "node_round_s, pending_say_s, exit_grace_s, ceiling_retry_s or "
-                             "ceiling_retry_max_s (seconds)",
+                             "node_round_s, pending_say_s, exit_grace_s, ceiling_retry_s, "
+                             "ceiling_retry_max_s or release_wait_s (seconds)",
                              where, f->string);
         double *v = (double *)((char *)out + INTERVALS[i].offset);
         if (jfield_number(j, where, f->string, 1, INTERVALS[i].min_s, INTERVALS[i].max_s, v, err) <

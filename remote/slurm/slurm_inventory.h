@@ -26,9 +26,14 @@
  * batch script was killed (no line will come) waits it out, so it is kept short. */
 #define SLURM_EXIT_GRACE_MIN_S 1.0
 #define SLURM_EXIT_GRACE_MAX_S 300.0
+/* The wait for a down login node at a tuning session's end, before its allocation is left
+ * unreleased: from a second to an hour (a session's end held longer is a hung session). */
+#define SLURM_RELEASE_WAIT_MIN_S 1.0
+#define SLURM_RELEASE_WAIT_MAX_S 3600.0
 
 /* The "slurm" block: 0 where the inventory leaves a value out, so each user keeps its own
- * default (slurm_ctl 30 s; the live backend 1, 10, 30 and 5 s: remote/live/liverun_slurm.h). */
+ * default (slurm_ctl 30 s; the live backend 1, 10, 30 and 5 s: remote/live/liverun_slurm.h;
+ * the release's wait 30 s: remote/session/release_wait.h). */
 typedef struct {
     double command_timeout_s;   /* each Slurm command's answer (sbatch, scontrol, sinfo...) */
     double job_round_s;         /* live scheduler: between two scontrol rounds */
@@ -39,6 +44,8 @@ typedef struct {
     double ceiling_retry_s;     /* live scheduler: how long a job's ceiling holds (a size Slurm
                                    refused it), doubled at each refusal that sets it again... */
     double ceiling_retry_max_s; /* ...up to this */
+    double release_wait_s;      /* tuning: at a session's end, how long the release of its
+                                   allocation waits for a login node that is down */
 } SlurmIntervals;
 
 typedef struct {

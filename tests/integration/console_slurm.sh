@@ -5,8 +5,9 @@
 # foreign, and quitting checkpoints it and leaves no job of ours; the hosts view shows
 # Slurm's nodes and queue (a pending job's reason), `:drain NODE` asks and then drains it in
 # Slurm, an operator without Slurm's rights (nobody) is refused with Slurm's own error, and
-# through a login node (a loopback sshd) the hosts view, a drain, and a tuning session quit
-# mid-trial. A tuning session that lives through slurmctld going away is
+# through a login node (a loopback sshd) the hosts view, a drain, a tuning session quit
+# mid-trial, and one through the login node's outage (its log says it is down and new trials
+# wait, then that it answers again). A tuning session that lives through slurmctld going away is
 # console_slurm_outage.sh. The trap stops every daemon, job and terminal it started.
 set -u
 suite=console_slurm scratch=cslurm suite_slurm=1 suite_sshd=1 suite_tmux=1
@@ -204,6 +205,30 @@ done
 [ -z "$(pgrep -f "clogin-$$x")" ] || fail "a trial process is left after quitting mid-trial"
 [ ! -e "$T/here/ran" ] || fail "a Slurm command ran here: $(cat "$T/here/ran")"
 echo "  ok   tuning through the login node, quit mid-trial: the step is cancelled there, no job or process left"
+
+# Tuning through the login node while its sshd goes away and comes back: the log pane says
+# the login node is down and that new trials wait for it, then that it answers again, and
+# the session goes on to its budget; nothing is left on the cluster.
+console "env -u SLURM_CONF PATH=$T/here:$PATH TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state $bin --cluster $T/inv-login-t4.json --job $T/job.json --trial-cmd 'python3 $root/tests/fixtures/trial.py 2 cout-$$x' --optimizer random --budget 4"
+wait_until 60 pgrep -f "^python3 [^ ]*trial.py 2 cout-$$x" > /dev/null ||
+    fail "no trial ran through the login node"
+harness_stop 1
+wait_for 'login node [^ ]+: down \(retry in [0-9.]+ s\): ssh to [^ ]+ failed: .*new trials wait' 30
+harness_start 1 || fail "the login node's sshd did not start again"
+wait_for 'login node [^ ]+ answers again: new trials go on' 60
+wait_for '4/4 \| best [0-9.]+ s \| done' 90
+tmx send-keys -t c q
+sleep 0.5
+tmx send-keys -t c y
+wait_for 'EXITED rc=0' 40
+tmux_stop
+n=0
+while [ $n -lt 50 ] && { [ -n "$(squeue -h)" ] || pgrep -f "cout-$$x" > /dev/null; }; do
+    sleep 0.2; n=$((n + 1))
+done
+[ -z "$(squeue -h)" ] || fail "a job is left after the login node's outage: $(squeue -h)"
+[ -z "$(pgrep -f "cout-$$x")" ] || fail "a trial process is left after the login node's outage"
+echo "  ok   tuning through the login node while it is down: the log says so and that new trials wait, then that it answers again; the session ends its budget, nothing left"
 harness_stop_all
 H=""
 echo "console_slurm.sh: ok"

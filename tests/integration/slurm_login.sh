@@ -262,10 +262,12 @@ check "no step, allocation or process is left ($left); no Slurm command ran here
     sh -c "[ $left -eq 0 ] && [ -z \"\$(squeue -h)\" ] && [ ! -e '$T/here/ran' ]"
 
 # A session that ends while the login node is down (Ctrl-C during the wait for it) cannot
-# release its allocation: its scancel runs on the login node. It says so on stderr, naming the
-# job and the command that releases it (before, it said nothing, and the allocation held n1
-# and n2 until its time limit); the journal keeps the allocation, and the resume, once the
-# login node answers, releases it before its own salloc (which it would otherwise find busy).
+# release its allocation at once: its scancel runs on the login node. Its close waits for the
+# login node (30 s at most), saying so; a second Ctrl-C ends that wait. It then says on stderr
+# that the allocation is left, naming the job and the command that releases it (before, it
+# said nothing, and the allocation held n1 and n2 until its time limit); the journal keeps the
+# allocation, and the resume, once the login node answers, releases it before its own salloc
+# (which it would otherwise find busy).
 echo "a session ended while the login node is down, then resumed"
 env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state7" env --default-signal=INT \
     "$bin" tune --cluster "$T/inv-login-t4.json" --job "$T/job.json" --launcher slurm \
@@ -276,6 +278,9 @@ wait_until 60 sh -c "grep -qs '\"event\":\"finished\",\"trial\":1,' $T/state7/se
 wait_until 30 pgrep -f "^python3 [^ ]*trial.py 1 leak-$$x" > /dev/null # trial 2's: it is cut
 harness_stop 1
 wait_until 30 grep -q 'down (retry in' "$T/l7.err"
+kill -INT "$TUNE_PID"
+# its close waits for the login node (30 s at most); one more Ctrl-C ends the wait
+wait_until 60 grep -q 'waiting up to 30 s to release allocation' "$T/l7.err"
 kill -INT "$TUNE_PID"
 wait "$TUNE_PID"
 rc=$?
@@ -294,6 +299,10 @@ line = err[err.index(said):].split("\n")[0]
 assert ("it holds the inventory's nodes until its time limit: release it with `scancel %s` on %s"
         % (job, login)) in line, line
 assert "`tunedeck tune --resume " in line, line
+assert line.startswith(said + "the wait for %s was interrupted (ssh to %s failed: " % (login, login)), line
+assert err.count("tunedeck tune: login node %s: down; waiting up to 30 s to release allocation %s "
+                 % (login, job)) == 1, err
+assert "still stopping" not in err, err
 PY
 check "the step of the trial the outage cut, which no scancel reached, is said with the allocation whose release ends it" \
     python3 - "$T/l7.err" "$job" "$login" <<'PY'
@@ -347,6 +356,75 @@ PY
 # What the old code left would hold the nodes for the checks below.
 [ -n "$job" ] && squeue -h -j "$job" 2>/dev/null | grep -q . && scancel "$job"
 settle "leak-$$x"
+
+# The budget spent while the login node is down (its last trial cut by the outage): the close
+# waits for the login node, saying so once, and releases the allocation once it answers
+# again: exit 0, no job left, the release journaled (before, the release failed at once: exit
+# 4, the allocation held n1 and n2 until a resume or the operator released it).
+echo "a session ended while the login node is down, which comes back within the wait"
+end_down() { # N INVENTORY MARK: a 2-trial session, the login node stopped in its second trial
+    env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state$1" timeout 180 \
+        "$bin" tune --cluster "$2" --job "$T/job.json" --launcher slurm --optimizer random \
+        --no-prune --json --trial-cmd "$trial 3 $3" --budget 2 > "$T/l$1.json" 2> "$T/l$1.err" &
+    TUNE_PID=$!
+    wait_until 60 sh -c "grep -qs '\"event\":\"started\",\"trial\":2,' $T/state$1/sessions/*.jsonl"
+    wait_until 30 pgrep -f "^python3 [^ ]*trial.py 3 $3" > /dev/null
+    harness_stop 1
+}
+end_down 9 "$T/inv-login-t4.json" "back-$$x"
+wait_until 60 grep -q 'waiting up to' "$T/l9.err"
+harness_start 1 || fail "the login node's sshd did not start again"
+wait "$TUNE_PID"
+rc=$?
+job=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "slurm_allocation" in l][0]["job"])' "$T"/state9/sessions/*.jsonl)
+TUNE_PID=""
+settle "back-$$x"
+check "the close waited for the login node, said once, and released the allocation (job '$job') once it answered: exit $rc, no job left ($left), the release journaled" \
+    python3 - "$T/l9.err" "$job" "$login" "$rc" "$left" "$T"/state9/sessions/*.jsonl <<'PY'
+import json, subprocess, sys
+err, job, login, rc, left = open(sys.argv[1]).read(), *sys.argv[2:6]
+assert rc == "0" and left == "0", (rc, left, err)
+wait = "tunedeck tune: login node %s: down; waiting up to 30 s to release allocation %s (ssh to %s failed: " % (login, job, login)
+assert err.count(wait) == 1, err
+assert err.count("tunedeck tune: login node %s answers again: allocation %s released\n" % (login, job)) == 1, err
+assert "was not released" not in err, err
+ev = [json.loads(l) for l in open(sys.argv[6])]
+rel = [e for e in ev if e["event"] == "slurm_allocation_released"]
+assert [(e["job"], e["result"]) for e in rel] == [(job, "released")], rel
+assert not subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout
+PY
+# What the old code left would hold the nodes for the checks below.
+[ -n "$job" ] && squeue -h -j "$job" 2>/dev/null | grep -q . && scancel "$job"
+settle "back-$$x"
+
+# The same past the wait's bound (the inventory's "slurm": {"release_wait_s": 2}): the
+# allocation is said as left, with the command that releases it, exit 4, and the journal
+# keeps it for the resume.
+echo "a session ended while the login node is down past the wait's bound"
+sed 's/"trial": {"command": "true"}}/"trial": {"command": "true"}, "slurm": {"release_wait_s": 2}}/' \
+    "$T/inv-login-t4.json" > "$T/inv-login-wait2.json"
+end_down 10 "$T/inv-login-wait2.json" "past-$$x"
+wait "$TUNE_PID"
+rc=$?
+job=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "slurm_allocation" in l][0]["job"])' "$T"/state10/sessions/*.jsonl)
+TUNE_PID=""
+check "past the bound the allocation (job '$job') is said as left with the command that releases it; exit $rc; the journal keeps it" \
+    python3 - "$T/l10.err" "$job" "$login" "$rc" "$T"/state10/sessions/*.jsonl <<'PY'
+import json, sys
+err, job, login, rc = open(sys.argv[1]).read(), *sys.argv[2:5]
+assert rc == "4", (rc, err)
+assert err.count("tunedeck tune: login node %s: down; waiting up to 2 s to release allocation %s " % (login, job)) == 1, err
+said = ("the session's allocation, Slurm job %s (tunedeck-tune-" % job)
+line = err[err.index(said):].split("\n")[0]
+assert "was not released: %s did not answer within 2 s (ssh to %s failed: " % (login, login) in line, line
+assert "release it with `scancel %s` on %s" % (job, login) in line, line
+ev = [json.loads(l) for l in open(sys.argv[5])]
+assert [e["job"] for e in ev if e["event"] == "slurm_allocation"] == [job], ev
+assert not [e for e in ev if e["event"] == "slurm_allocation_released"], ev
+PY
+harness_start 1 || fail "the login node's sshd did not start again"
+[ -n "$job" ] && scancel "$job"
+settle "past-$$x"
 
 # A trial past its time limit through the login node: Slurm's unit is the minute, so a 60 s
 # --trial-timeout is --time=1 on the login node's srun, and slurmctld ends the step 60 to

@@ -65,6 +65,7 @@ Test(slurm_inventory, no_slurm_block_leaves_every_interval_to_its_default)
     cr_assert_eq(t.every.pending_say_s, 0);
     cr_assert_eq(t.every.exit_grace_s, 0);
     cr_assert_eq(t.every.ceiling_retry_s, 0);
+    cr_assert_eq(t.every.release_wait_s, 0);
     cJSON_Delete(j);
 }
 
@@ -72,7 +73,8 @@ Test(slurm_inventory, the_slurm_block_sets_each_interval_it_names)
 {
     cJSON *j = inventory("{\"command_timeout_s\": 12.5, \"job_round_s\": 0.5, "
                          "\"node_round_s\": 2, \"pending_say_s\": 45, \"exit_grace_s\": 20, "
-                         "\"ceiling_retry_s\": 60, \"ceiling_retry_max_s\": 7200}");
+                         "\"ceiling_retry_s\": 60, \"ceiling_retry_max_s\": 7200, "
+                         "\"release_wait_s\": 5}");
     SlurmTarget t;
     Error err = {0};
     cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
@@ -83,6 +85,7 @@ Test(slurm_inventory, the_slurm_block_sets_each_interval_it_names)
     cr_assert_float_eq(t.every.exit_grace_s, 20, 1e-12);
     cr_assert_float_eq(t.every.ceiling_retry_s, 60, 1e-12);
     cr_assert_float_eq(t.every.ceiling_retry_max_s, 7200, 1e-12);
+    cr_assert_float_eq(t.every.release_wait_s, 5, 1e-12);
     cJSON_Delete(j);
     j = inventory("{\"node_round_s\": 3}");
     cr_assert_eq(slurm_target_from_json(j, "slurm.json", &t, &err), 1, "%s", err.msg);
@@ -110,8 +113,8 @@ Test(slurm_inventory, an_unknown_field_of_the_slurm_block_is_refused)
 {
     refused("{\"node_round\": 2}",
             "slurm.json: slurm: field 'node_round': unknown; expected command_timeout_s, "
-            "job_round_s, node_round_s, pending_say_s, exit_grace_s, ceiling_retry_s or "
-            "ceiling_retry_max_s (seconds)");
+            "job_round_s, node_round_s, pending_say_s, exit_grace_s, ceiling_retry_s, "
+            "ceiling_retry_max_s or release_wait_s (seconds)");
 }
 
 Test(slurm_inventory, an_interval_out_of_its_bounds_or_not_a_number_is_refused)
@@ -129,6 +132,12 @@ Test(slurm_inventory, an_interval_out_of_its_bounds_or_not_a_number_is_refused)
     refused("{\"pending_say_s\": 1e999}",
             "slurm.json: slurm: field 'pending_say_s': expected a number in [1, 3600], found one "
             "too large to represent (Infinity)");
+    /* a session's end held longer than an hour is a hung session */
+    refused("{\"release_wait_s\": 0}",
+            "slurm.json: slurm: field 'release_wait_s': expected a number in [1, 3600], found 0");
+    refused("{\"release_wait_s\": 3601}",
+            "slurm.json: slurm: field 'release_wait_s': expected a number in [1, 3600], found "
+            "3601");
     /* a grace every killed job's death waits out: bounded tighter than the intervals */
     refused("{\"exit_grace_s\": 0}",
             "slurm.json: slurm: field 'exit_grace_s': expected a number in [1, 300], found 0");
