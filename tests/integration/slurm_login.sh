@@ -371,16 +371,16 @@ end_down() { # N INVENTORY MARK: a 2-trial session, the login node stopped in it
     wait_until 30 pgrep -f "^python3 [^ ]*trial.py 3 $3" > /dev/null
     harness_stop 1
 }
-end_down 9 "$T/inv-login-t4.json" "back-$$x"
-wait_until 60 grep -q 'waiting up to' "$T/l9.err"
+end_down 11 "$T/inv-login-t4.json" "back-$$x"
+wait_until 60 grep -q 'waiting up to' "$T/l11.err"
 harness_start 1 || fail "the login node's sshd did not start again"
 wait "$TUNE_PID"
 rc=$?
-job=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "slurm_allocation" in l][0]["job"])' "$T"/state9/sessions/*.jsonl)
+job=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "slurm_allocation" in l][0]["job"])' "$T"/state11/sessions/*.jsonl)
 TUNE_PID=""
 settle "back-$$x"
 check "the close waited for the login node, said once, and released the allocation (job '$job') once it answered: exit $rc, no job left ($left), the release journaled" \
-    python3 - "$T/l9.err" "$job" "$login" "$rc" "$left" "$T"/state9/sessions/*.jsonl <<'PY'
+    python3 - "$T/l11.err" "$job" "$login" "$rc" "$left" "$T"/state11/sessions/*.jsonl <<'PY'
 import json, subprocess, sys
 err, job, login, rc, left = open(sys.argv[1]).read(), *sys.argv[2:6]
 assert rc == "0" and left == "0", (rc, left, err)
@@ -403,13 +403,13 @@ settle "back-$$x"
 echo "a session ended while the login node is down past the wait's bound"
 sed 's/"trial": {"command": "true"}}/"trial": {"command": "true"}, "slurm": {"release_wait_s": 2}}/' \
     "$T/inv-login-t4.json" > "$T/inv-login-wait2.json"
-end_down 10 "$T/inv-login-wait2.json" "past-$$x"
+end_down 12 "$T/inv-login-wait2.json" "past-$$x"
 wait "$TUNE_PID"
 rc=$?
-job=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "slurm_allocation" in l][0]["job"])' "$T"/state10/sessions/*.jsonl)
+job=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "slurm_allocation" in l][0]["job"])' "$T"/state12/sessions/*.jsonl)
 TUNE_PID=""
 check "past the bound the allocation (job '$job') is said as left with the command that releases it; exit $rc; the journal keeps it" \
-    python3 - "$T/l10.err" "$job" "$login" "$rc" "$T"/state10/sessions/*.jsonl <<'PY'
+    python3 - "$T/l12.err" "$job" "$login" "$rc" "$T"/state12/sessions/*.jsonl <<'PY'
 import json, sys
 err, job, login, rc = open(sys.argv[1]).read(), *sys.argv[2:5]
 assert rc == "4", (rc, err)
