@@ -4,8 +4,9 @@
 # anchor for it); the README's text screenshot is docs/screenshot.txt, which docs/console.md
 # says it is. And they say what the program does today: the screenshot is what the console
 # draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
-# `tune` is what that command prints (every column but the timing one), and every
-# environment variable the program reads is in the man page's ENVIRONMENT.
+# `tune` is what that command prints (every column but the timing one), every option the
+# documents give a command is one its --help lists, and every environment variable the
+# program reads is in the man page's ENVIRONMENT.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="${TUNEDECK_BIN:-$root/build/tunedeck}"
@@ -142,6 +143,58 @@ if compared < 3:
     print("only %d lines of the README's tune sample compared" % compared)
 PY
 [ -s "$tmp/sample" ] && fail "$(head -5 "$tmp/sample")"
+
+# Every option a document gives a tunedeck command (a command line in a code block, or one
+# quoted in the prose) is one that command's --help lists: a flag renamed or dropped in the
+# code, or misspelt in a document, fails here. What is quoted inside the line (a --trial-cmd's
+# own options) and comments are not the command's.
+/usr/bin/python3 - "$root" "$bin" >"$tmp/options" <<'PY'
+import os, re, shlex, subprocess, sys
+root, binary = sys.argv[1], sys.argv[2]
+build = os.path.dirname(binary)
+COMMANDS = ("tune", "console", "schedule", "sessions", "hosts", "sim-trial")
+helps = {}
+def help_of(prog, cmd):
+    key = (prog, cmd)
+    if key not in helps:
+        argv = [os.path.join(build, prog)] + cmd.split() + ["--help"]
+        r = subprocess.run(argv, capture_output=True, text=True)
+        helps[key] = r.stdout + r.stderr
+    return helps[key]
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+checked = 0
+for doc in docs:
+    text = open(os.path.join(root, doc), encoding="utf-8").read()
+    blocks = re.findall(r"^```(?:sh)?\n(.*?)^```", text, re.S | re.M)
+    # and the command lines quoted in the prose (`tunedeck tune --resume ID`)
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M).replace("\n", " ")
+    blocks += re.findall(r"`((?:build/)?tunedeck(?:-worker|-rexec)?(?: [^`]*)?)`", prose)
+    for block in blocks:
+        for line in block.replace("\\\n", " ").splitlines():
+            m = re.match(r"\s*(?:\$ )?(?:[A-Z_]+=\S+ )*(?:build/|/usr/(?:local/)?bin/)?(tunedeck(?:-worker|-rexec)?)(?: (.*)|$)", line)
+            if not m:
+                continue
+            prog, rest = m.group(1), m.group(2) or ""
+            rest = re.sub(r"'[^']*'|\"[^\"]*\"", "''", rest)   # a --trial-cmd's own options
+            rest = re.sub(r"(^|\s)#.*", "", rest)                # a comment
+            words = rest.split()
+            cmd = ""
+            if prog == "tunedeck":
+                cmd = words[0] if words and words[0] in COMMANDS else "console"
+                if cmd == "schedule" and "--live" in words:
+                    cmd = "schedule --live"
+            if words and words[0] in ("--help", "--version"):
+                continue
+            h = help_of(prog, cmd)
+            for opt in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", rest):
+                checked += 1
+                if not re.search(re.escape(opt) + r"(?![a-z0-9-])", h):
+                    print("%s: '%s %s' takes no %s (not in its --help): %s"
+                          % (doc, prog, cmd, opt, line.strip()[:120]))
+if checked < 50:
+    print("only %d options of documented commands checked: the check did not read the documents" % checked)
+PY
+[ -s "$tmp/options" ] && fail "$(head -5 "$tmp/options")"
 
 # Every environment variable the programs read is in the man page's ENVIRONMENT section.
 sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$root/docs/man/tunedeck.1" >"$tmp/environment"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The man page (docs/man/tunedeck.1) renders with man-db without warnings and names every
-# option that any command's --help prints: adding an option without documenting it fails here.
+# option that any command's --help prints: adding an option without documenting it fails here,
+# and so does an option a command's section defines that its --help does not list.
 set -u
 bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
 build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
@@ -84,6 +85,16 @@ while IFS='|' read -r heading line; do
         grep -q -- "$opt\([^a-z0-9-]\|$\)" "$tmp/section.txt" ||
             fail "'$line' lists $opt, but the section '$heading' of tunedeck(1) does not"
     done <"$tmp/own"
+    # And the other way: an option the section defines (a tag line, "       --opt ARG") is
+    # one the command takes; a renamed or dropped option must not live on in the page.
+    # --help and --version are main's, said once under the last command's "Global options".
+    $line >"$tmp/help.txt" 2>&1
+    grep -E '^       --[a-z]' "$tmp/section.txt" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u |
+        grep -vx -e '--help' -e '--version' >"$tmp/defined"
+    while read -r opt; do
+        grep -q -- "$opt\([^a-z0-9-]\|$\)" "$tmp/help.txt" ||
+            fail "the section '$heading' of tunedeck(1) defines $opt, but '$line' does not list it"
+    done <"$tmp/defined"
 done <<SECTIONS
    tunedeck [console] —|$bin console --help
    tunedeck tune —|$bin tune --help
