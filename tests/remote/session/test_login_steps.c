@@ -194,3 +194,31 @@ Test(login_steps, a_scancel_killed_by_a_signal_is_said_once_so, .timeout = TEST_
     login_steps_clear(&ls);
     hostpool_free(p);
 }
+
+/* Regression: at the end each trial's steps had a wait of their own, LOGIN_STEPS_WAIT_MS
+ * each, on a login node whose scancel never answers: the console's quit froze for up to
+ * LOGIN_STEPS_MAX of them. The first unanswered one ends the scancels; the rest are said. */
+Test(login_steps, the_end_waits_for_one_unanswered_scancel_not_one_a_trial,
+     .timeout = TEST_TIMEOUT_S, .fini = sshd_fini)
+{
+    sshd_fixture_start(&sshd, "ForceCommand exec sleep 12");
+    HostPool *p = ready_login_pool(&sshd);
+    LoginSteps ls = {0};
+    login_steps_add(&ls, 2, "77.1");
+    login_steps_add(&ls, 3, "77.2");
+    login_steps_add(&ls, 4, "77.3 77.4");
+    login_steps_end(&ls, p, "login", "77", keep_line, NULL);
+    cr_assert_eq(n_lines, 3, "%d lines", n_lines);
+    cr_assert(strstr(lines[0], "login node login: scancel of step 77.1 left running by trial 2 "
+                               "did not answer in ") == lines[0],
+              "%s", lines[0]);
+    cr_assert_str_eq(lines[1],
+                     "login node login: step 77.2 left running by trial 3 when its connection "
+                     "dropped could not be cancelled (the login node does not answer); the "
+                     "release of the session's allocation, Slurm job 77, ends it");
+    cr_assert(strstr(lines[2], ": steps 77.3 77.4 left running by trial 4 when its connection "
+                               "dropped could not be cancelled ") != NULL,
+              "%s", lines[2]);
+    cr_assert_eq(ls.n, 0);
+    hostpool_free(p);
+}
