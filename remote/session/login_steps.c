@@ -207,9 +207,9 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
     if (ls->dropped) {
         char line[200];
         snprintf(line, sizeof line,
-                 "login node %s: and the steps of %zu more trials its drops cut; the "
+                 "login node %s: and the steps of %zu more %s its drops cut; the "
                  "allocation's release ends them",
-                 host ? host : "?", ls->dropped);
+                 host ? host : "?", ls->dropped, ls->dropped == 1 ? "trial" : "trials");
         say(report, userdata, line);
     }
     login_steps_clear(ls);

@@ -115,6 +115,21 @@ Test(login_steps, steps_the_login_node_never_cancelled_are_said_at_the_end_with_
     hostpool_free(p);
 }
 
+/* Regression: "the steps of 1 more trials". */
+Test(login_steps, one_trial_past_the_room_is_said_in_the_singular, .timeout = TEST_TIMEOUT_S)
+{
+    HostPool *p = down_login_pool();
+    LoginSteps ls = {0};
+    for (int t = 0; t <= LOGIN_STEPS_MAX; t++)
+        login_steps_add(&ls, 2 + t, "77.1");
+    login_steps_end(&ls, p, "login", "77", keep_line, NULL);
+    cr_assert_eq(n_lines, LOGIN_STEPS_MAX + 1, "%d lines", n_lines);
+    cr_assert_str_eq(lines[LOGIN_STEPS_MAX],
+                     "login node login: and the steps of 1 more trial its drops cut; the "
+                     "allocation's release ends them");
+    hostpool_free(p);
+}
+
 static Sshd sshd; /* stopped by the test's fini, whatever its assertions */
 
 static void sshd_fini(void)
