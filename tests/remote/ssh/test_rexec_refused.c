@@ -77,8 +77,7 @@ Test(rexec, a_refused_channel_sends_nothing_and_the_running_one_on_its_connectio
     for (;;) {
         HostInfo hi;
         hostpool_info(p, 0, &hi);
-        cr_assert_eq(hi.state, HOST_READY, "%s: %s", hostpool_state_name(hi.state),
-                     hi.last_error);
+        cr_assert_eq(hi.state, HOST_READY, "%s: %s", hostpool_state_name(hi.state), hi.last_error);
         cr_assert_lt(attempts++, 50, "no channel opened again");
         last_out[0] = '\0';
         RemoteExec *again = hostpool_exec(p, 0, "echo still", NULL, 0, &o, NULL);
