@@ -55,6 +55,8 @@ typedef struct {
     int ended;           /* its result was taken: nothing of it runs */
     size_t steps_sent;   /* how much of steps was cancelled (here: fire and forget) */
     RemoteExec *scancel; /* on the login node: waited for, up to scancel_until_ms */
+    size_t scancel_from, scancel_to; /* the slice of steps it cancels; to == from: settled */
+    char unconfirmed[256]; /* steps of login node scancels that did not answer exit 0 */
     int64_t scancel_until_ms;
     int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
 } SlurmRun;
@@ -244,6 +246,19 @@ static void scancel_here(const char *steps)
     _exit(127);
 }
 
+/* A login node scancel that did not exit 0 (cut by the connection's drop, refused, not
+ * answered in time) leaves its steps maybe running: an unreachable end passes them on with
+ * those never sent (leave_steps). */
+static void settle_scancel(SlurmRun *r)
+{
+    if (!r->scancel || r->scancel_to <= r->scancel_from)
+        return;
+    if (!(rexec_outcome(r->scancel) == EXEC_EXITED && rexec_exit_status(r->scancel) == 0))
+        launch_slurm_steps_join(r->unconfirmed, sizeof r->unconfirmed, r->steps + r->scancel_from,
+                                r->scancel_to - r->scancel_from);
+    r->scancel_from = r->scancel_to;
+}
+
 /* The steps reported and not yet cancelled are cancelled where srun runs. On the login node
  * the scancel is a channel of the same session, stepped with the trial's own until it
  * answers (or SCANCEL_WAIT_MS), so the trial ends only after its steps were told to. */
@@ -253,6 +268,7 @@ static void scancel_steps(SlurmRun *r)
     if (r->steps_sent >= len || (r->scancel && !rexec_done(r->scancel)))
         return; /* nothing new; or the last one is still under way: the next step sends */
     const char *steps = r->steps + r->steps_sent;
+    size_t from = r->steps_sent;
     r->steps_sent = len;
     if (!r->cfg.remote) {
         scancel_here(steps);
@@ -260,7 +276,10 @@ static void scancel_steps(SlurmRun *r)
     }
     char *cmd = launch_slurm_scancel_command(steps);
     long host = cmd ? hostpool_find(r->cfg.remote, r->cfg.remote_host) : -1;
+    settle_scancel(r);
     rexec_free(r->scancel);
+    r->scancel_from = from;
+    r->scancel_to = len;
     r->scancel = host >= 0
                      ? hostpool_exec_now(r->cfg.remote, (size_t)host, cmd, NULL, 0, NULL, NULL)
                      : NULL;
@@ -305,19 +324,28 @@ static int finished(const void *run)
 
 /* The login node's connection dropped under srun (the trial is unreachable: srun's end was
  * never seen): its steps run on there, holding the allocation's nodes, until the session
- * cancels them once the login node answers again (remote/session/login_steps.h). The
- * reason says so: the trial's own words come first, so the note may be cut short. */
+ * cancels them once the login node answers again (remote/session/login_steps.h). Those a
+ * scancel already went for count too unless it answered exit 0: the drop may have stopped
+ * it reaching the login node. The reason says so: the trial's own words come first, so the
+ * note may be cut short. */
 static void leave_steps(SlurmRun *r, Observation *o)
 {
-    const char *left = r->steps + r->steps_sent;
-    if (!r->cfg.remote || !r->cfg.on_steps_left || !left[0])
+    if (!r->cfg.remote || !r->cfg.on_steps_left)
+        return;
+    settle_scancel(r);
+    char left[sizeof r->steps];
+    snprintf(left, sizeof left, "%s", r->unconfirmed);
+    launch_slurm_steps_join(left, sizeof left, r->steps + r->steps_sent,
+                            strlen(r->steps + r->steps_sent));
+    r->steps_sent = strlen(r->steps);
+    r->unconfirmed[0] = '\0';
+    if (!left[0])
         return;
     r->cfg.on_steps_left(r->cfg.steps_userdata, r->trial, left);
     size_t used = strlen(o->reason);
     snprintf(o->reason + used, sizeof o->reason - used,
              "; its %s %s may still run: cancelled once the login node answers again",
              strchr(left, ' ') ? "steps" : "step", left);
-    r->steps_sent = strlen(r->steps);
 }
 
 static Observation *result(void *run)

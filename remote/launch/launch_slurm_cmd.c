@@ -219,6 +219,23 @@ size_t launch_slurm_steps_argv(const char *steps, char *copy, size_t copy_cap,
     return n;
 }
 
+void launch_slurm_steps_join(char *list, size_t cap, const char *piece, size_t n)
+{
+    size_t used = strlen(list);
+    for (size_t i = 0; i < n;) {
+        while (i < n && piece[i] == ' ')
+            i++;
+        size_t id = i;
+        while (i < n && piece[i] != ' ')
+            i++;
+        size_t len = i - id;
+        if (!len || used + (used ? 1 : 0) + len + 1 > cap)
+            return; /* whole ids only: a cut one would scancel another step */
+        snprintf(list + used, cap - used, "%s%.*s", used ? " " : "", (int)len, piece + id);
+        used = strlen(list);
+    }
+}
+
 char *launch_slurm_scancel_command(const char *steps)
 {
     char copy[256];

@@ -12,5 +12,8 @@
 /* The step ids as scancel's arguments, in `copy` (a copy of steps that argv points into). */
 size_t launch_slurm_steps_argv(const char *steps, char *copy, size_t copy_cap,
                                const char **argv, size_t cap);
+/* Appends the step ids in piece's first n bytes (a slice of the reported "J.S J.S", which may
+ * begin or end at a separating space) to list (cap bytes), one space between each. */
+void launch_slurm_steps_join(char *list, size_t cap, const char *piece, size_t n);
 
 #endif

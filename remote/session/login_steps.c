@@ -182,8 +182,16 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
     long i = pool && host ? hostpool_find(pool, host) : -1;
     while (i >= 0 && (ls->scancel || (ls->n && send_scancel(ls, pool, i) == 0))) {
         evloop_run_source(pool_pollfds, pool_step, pool, scancel_done, ls, ls->until_ms);
+        int answered = rexec_done(ls->scancel);
         if (end_scancel(ls, pool, i, host, report, userdata))
             break; /* it does not answer: each is said below */
+        /* One wait in all: a login node that let one scancel go unanswered, or is not ready
+         * after it, would make each trial's wait as long (LOGIN_STEPS_MAX of them) while the
+         * console's quit waits: the rest are said below. */
+        HostInfo hi;
+        hostpool_info(pool, (size_t)i, &hi);
+        if (!answered || hi.state != HOST_READY)
+            break;
     }
     for (size_t k = 0; k < ls->n; k++) {
         const LoginStepsLeft *l = &ls->left[k];
@@ -199,9 +207,9 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
     if (ls->dropped) {
         char line[200];
         snprintf(line, sizeof line,
-                 "login node %s: and the steps of %zu more trials its drops cut; the "
+                 "login node %s: and the steps of %zu more %s its drops cut; the "
                  "allocation's release ends them",
-                 host ? host : "?", ls->dropped);
+                 host ? host : "?", ls->dropped, ls->dropped == 1 ? "trial" : "trials");
         say(report, userdata, line);
     }
     login_steps_clear(ls);

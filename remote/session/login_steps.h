@@ -53,7 +53,8 @@ int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrph
 /* At the session's end: one more scancel of each trial's steps left (at once, whatever the
  * login node's back-off; each waited for up to LOGIN_STEPS_WAIT_MS), then a line for each
  * still left (the login node does not answer), naming the allocation `job` whose release
- * ends it. Nothing is kept afterwards. */
+ * ends it. The first scancel not answered in time, or a login node not ready after one, ends
+ * the scancels: one wait in all, not one a trial. Nothing is kept afterwards. */
 void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const char *job,
                      TuneOrphanReportFn report, void *userdata);
 /* Closes a scancel under way (before the pool goes) and forgets every step. */

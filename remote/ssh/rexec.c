@@ -28,6 +28,7 @@ struct RemoteExec {
     struct ssh_channel_callbacks_struct cb;
     LineBuf out, err;
     int eof_sent, closed_by_peer;
+    int opened;    /* the server confirmed the channel's open: it has a number there */
     int exec_sent; /* ssh_channel_request_exec was called: the command may run on the host */
     int exit_status;
     char exit_signal[32];
@@ -115,7 +116,13 @@ static void release_channel(RemoteExec *x)
     if (!x->ch)
         return;
     ssh_remove_channel_callbacks(x->ch, &x->cb);
-    ssh_channel_close(x->ch);
+    /* EOF and CLOSE only for a channel the server opened: libssh 0.10 sends them for any, to
+     * the remote number a refused (or still unanswered) open never got, 0, which sshd takes
+     * for another channel's (MaxSessions 1: the running one's) or, where none is 0, for a
+     * protocol error that drops the whole connection. One the server closed first still gets
+     * its CLOSE (ssh_channel_is_open is false for it): sshd holds its session until then. */
+    if (x->opened)
+        ssh_channel_close(x->ch);
     ssh_channel_free(x->ch);
     x->ch = NULL;
 }
@@ -182,6 +189,7 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
             finish(x, EXEC_SSH_FAILED, why);
             return;
         }
+        x->opened = 1;
         x->phase = X_EXECING;
         /* fall through */
     case X_EXECING:

@@ -13,6 +13,7 @@
 #include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
+#include "remote/launch/launch_slurm_priv.h"
 #include "remote/ssh/shquote.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/timeout.h"
@@ -181,6 +182,27 @@ Test(launch_slurm, scancel_gets_each_reported_step_as_one_argument)
     cr_assert_str_eq(args, "12.0\n12.1\n--\n");
     free(args);
     free(cmd);
+}
+
+/* Regression: the steps reported after a scancel were passed on as the rest of the list, its
+ * separating space first (" 57.2": said "steps" for one, the reason with a double space), and
+ * the steps of a scancel the login node's drop cut not at all. */
+Test(launch_slurm, steps_left_are_joined_one_space_apart_whatever_slices_they_come_in)
+{
+    const char *steps = "57.1 57.2 57.3";
+    char left[64] = "";
+    launch_slurm_steps_join(left, sizeof left, steps + 4, strlen(steps + 4));
+    cr_assert_str_eq(left, "57.2 57.3", "the rest after a scancel of 57.1");
+    left[0] = '\0';
+    launch_slurm_steps_join(left, sizeof left, steps, 4);
+    launch_slurm_steps_join(left, sizeof left, steps + 9, strlen(steps + 9));
+    cr_assert_str_eq(left, "57.1 57.3", "a cut scancel's 57.1, then the unsent 57.3");
+    launch_slurm_steps_join(left, sizeof left, steps + 14, 0);
+    launch_slurm_steps_join(left, sizeof left, " ", 1);
+    cr_assert_str_eq(left, "57.1 57.3", "nothing to add adds nothing");
+    char small[8] = "";
+    launch_slurm_steps_join(small, sizeof small, steps, strlen(steps));
+    cr_assert_str_eq(small, "57.1", "a list cut at its room holds whole ids");
 }
 
 Test(launch_slurm, no_step_reported_is_no_scancel)

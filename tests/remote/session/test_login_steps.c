@@ -4,21 +4,16 @@
  * tests/integration/slurm_login.sh checks the scancel on a real login node). A port nobody
  * listens on is a login node that does not answer. */
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
 #include "remote/session/login_steps.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
 
 enum { MAX_LINES = 24 };
@@ -33,17 +28,6 @@ static void keep_line(void *ud, const char *line)
     n_lines++;
 }
 
-static int closed_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* The login node "login" on a closed port, connected and kept as slurm_ctl_new does, until
  * its first attempt failed. */
 static HostPool *down_login_pool(void)
@@ -52,7 +36,7 @@ static HostPool *down_login_pool(void)
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     cr_assert_not_null(p, "%s", e.msg);
-    HostConf c = {.port = closed_port(), .connect_timeout_s = 2};
+    HostConf c = {.port = sshd_fixture_free_port(), .connect_timeout_s = 2};
     strcpy(c.name, "login");
     strcpy(c.host, "127.0.0.1");
     strcpy(c.known_hosts, "/dev/null");
@@ -131,101 +115,32 @@ Test(login_steps, steps_the_login_node_never_cancelled_are_said_at_the_end_with_
     hostpool_free(p);
 }
 
-/* A real sshd of the test's own on 127.0.0.1, `extra` in its configuration: the login node
- * answering, its channels refused or its commands replaced. Skipped where sshd is absent. */
-typedef struct {
-    char dir[64];
-    pid_t pid;
-    int port;
-} Sshd;
-
-static void sh_ok(const char *cmd)
+/* Regression: "the steps of 1 more trials". */
+Test(login_steps, one_trial_past_the_room_is_said_in_the_singular, .timeout = TEST_TIMEOUT_S)
 {
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-}
-
-static void sshd_start(Sshd *d, const char *extra)
-{
-    if (access("/usr/sbin/sshd", X_OK) != 0 || system("command -v ssh-keygen > /dev/null") != 0)
-        cr_skip_test("no sshd here");
-    snprintf(d->dir, sizeof d->dir, "/tmp/tunedeck-login-steps.XXXXXX");
-    cr_assert_not_null(mkdtemp(d->dir));
-    d->port = closed_port();
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "cd %s && ssh-keygen -q -t ed25519 -N '' -f host && ssh-keygen -q -t ed25519 -N '' "
-             "-f id && cp id.pub authorized_keys && chmod 600 authorized_keys && "
-             "printf '[127.0.0.1]:%d %%s\\n' \"$(cut -d' ' -f1,2 host.pub)\" > known_hosts && "
-             "chmod 644 known_hosts && printf 'ListenAddress 127.0.0.1:%d\\nHostKey %s/host\\n"
-             "AuthorizedKeysFile %s/authorized_keys\\nPidFile %s/pid\\nStrictModes no\\n"
-             "UsePAM no\\nPermitRootLogin yes\\nLogLevel ERROR\\n%s\\n' > cfg",
-             d->dir, d->port, d->port, d->dir, d->dir, d->dir, extra);
-    sh_ok(cmd);
-    snprintf(cmd, sizeof cmd, "%s/cfg", d->dir);
-    d->pid = fork();
-    cr_assert_geq(d->pid, 0);
-    if (d->pid == 0) { /* its words (the readiness probe's, the refusals) to its log */
-        char log[96];
-        snprintf(log, sizeof log, "%s/sshd.log", d->dir);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd >= 0)
-            dup2(fd, 2);
-        execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", cmd, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 100; i++) { /* until it listens */
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_port = htons((uint16_t)d->port),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        int up = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-        close(fd);
-        if (up)
-            return;
-        cr_assert_eq(waitpid(d->pid, NULL, WNOHANG), 0, "sshd did not start");
-        usleep(50000);
-    }
-    cr_assert_fail("sshd does not listen on %d", d->port);
+    HostPool *p = down_login_pool();
+    LoginSteps ls = {0};
+    for (int t = 0; t <= LOGIN_STEPS_MAX; t++)
+        login_steps_add(&ls, 2 + t, "77.1");
+    login_steps_end(&ls, p, "login", "77", keep_line, NULL);
+    cr_assert_eq(n_lines, LOGIN_STEPS_MAX + 1, "%d lines", n_lines);
+    cr_assert_str_eq(lines[LOGIN_STEPS_MAX],
+                     "login node login: and the steps of 1 more trial its drops cut; the "
+                     "allocation's release ends them");
+    hostpool_free(p);
 }
 
 static Sshd sshd; /* stopped by the test's fini, whatever its assertions */
 
 static void sshd_fini(void)
 {
-    if (sshd.pid > 0) {
-        kill(sshd.pid, SIGTERM);
-        waitpid(sshd.pid, NULL, 0);
-    }
-    if (sshd.dir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", sshd.dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "%s failed\n", cmd);
-    }
-    memset(&sshd, 0, sizeof sshd);
+    sshd_fixture_stop(&sshd);
 }
 
 /* The login node "login" on d, connected. */
 static HostPool *ready_login_pool(const Sshd *d)
 {
-    HostPoolOptions o = {.ssh_config = TEST_SSH_CONFIG, .backoff_base_s = 0.2, .backoff_max_s = 30};
-    Error e;
-    HostPool *p = hostpool_new(&o, &e);
-    cr_assert_not_null(p, "%s", e.msg);
-    HostConf c = {.port = d->port, .connect_timeout_s = 5};
-    strcpy(c.name, "login");
-    strcpy(c.host, "127.0.0.1");
-    struct passwd *pw = getpwuid(getuid());
-    cr_assert_not_null(pw);
-    snprintf(c.user, sizeof c.user, "%s", pw->pw_name);
-    snprintf(c.identity, sizeof c.identity, "%s/id", d->dir);
-    snprintf(c.known_hosts, sizeof c.known_hosts, "%s/known_hosts", d->dir);
-    cr_assert_eq(hostpool_add(p, &c, &e), 0, "%s", e.msg);
-    hostpool_connect(p, 0, 1);
-    hostpool_run_until_settled(p, clock_now_ms() + 10000);
-    HostInfo hi;
-    hostpool_info(p, 0, &hi);
-    cr_assert_eq(hi.state, HOST_READY, "%s: %s", hostpool_state_name(hi.state), hi.last_error);
+    HostPool *p = sshd_fixture_pool(d, "login");
     n_lines = 0;
     return p;
 }
@@ -258,7 +173,7 @@ static int checks_until_go(LoginSteps *ls, HostPool *p, int max)
 Test(login_steps, a_scancel_channel_refused_by_a_login_node_that_answers_is_said_and_not_retried,
      .timeout = TEST_TIMEOUT_S, .fini = sshd_fini)
 {
-    sshd_start(&sshd, "MaxSessions 0");
+    sshd_fixture_start(&sshd, "MaxSessions 0");
     HostPool *p = ready_login_pool(&sshd);
     LoginSteps ls = {0};
     login_steps_add(&ls, 2, "77.1");
@@ -281,7 +196,7 @@ Test(login_steps, a_scancel_channel_refused_by_a_login_node_that_answers_is_said
 Test(login_steps, a_scancel_killed_by_a_signal_is_said_once_so, .timeout = TEST_TIMEOUT_S,
      .fini = sshd_fini)
 {
-    sshd_start(&sshd, "ForceCommand kill -TERM $$");
+    sshd_fixture_start(&sshd, "ForceCommand kill -TERM $$");
     HostPool *p = ready_login_pool(&sshd);
     LoginSteps ls = {0};
     login_steps_add(&ls, 2, "77.1");
@@ -292,5 +207,33 @@ Test(login_steps, a_scancel_killed_by_a_signal_is_said_once_so, .timeout = TEST_
                                "allocation ends it") == lines[0],
               "%s", lines[0]);
     login_steps_clear(&ls);
+    hostpool_free(p);
+}
+
+/* Regression: at the end each trial's steps had a wait of their own, LOGIN_STEPS_WAIT_MS
+ * each, on a login node whose scancel never answers: the console's quit froze for up to
+ * LOGIN_STEPS_MAX of them. The first unanswered one ends the scancels; the rest are said. */
+Test(login_steps, the_end_waits_for_one_unanswered_scancel_not_one_a_trial,
+     .timeout = TEST_TIMEOUT_S, .fini = sshd_fini)
+{
+    sshd_fixture_start(&sshd, "ForceCommand exec sleep 12");
+    HostPool *p = ready_login_pool(&sshd);
+    LoginSteps ls = {0};
+    login_steps_add(&ls, 2, "77.1");
+    login_steps_add(&ls, 3, "77.2");
+    login_steps_add(&ls, 4, "77.3 77.4");
+    login_steps_end(&ls, p, "login", "77", keep_line, NULL);
+    cr_assert_eq(n_lines, 3, "%d lines", n_lines);
+    cr_assert(strstr(lines[0], "login node login: scancel of step 77.1 left running by trial 2 "
+                               "did not answer in ") == lines[0],
+              "%s", lines[0]);
+    cr_assert_str_eq(lines[1],
+                     "login node login: step 77.2 left running by trial 3 when its connection "
+                     "dropped could not be cancelled (the login node does not answer); the "
+                     "release of the session's allocation, Slurm job 77, ends it");
+    cr_assert(strstr(lines[2], ": steps 77.3 77.4 left running by trial 4 when its connection "
+                               "dropped could not be cancelled ") != NULL,
+              "%s", lines[2]);
+    cr_assert_eq(ls.n, 0);
     hostpool_free(p);
 }
