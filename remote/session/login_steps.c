@@ -9,8 +9,7 @@
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
 #include "remote/launch/launch_slurm.h"
-
-enum { STEP_MAX_FDS = 4 }; /* the login node's pool has one host */
+#include "remote/session/login_hold.h"
 
 void login_steps_add(void *userdata, int trial, const char *steps)
 {
@@ -35,19 +34,6 @@ static void say(TuneOrphanReportFn report, void *userdata, const char *line)
 static const char *plural(const char *steps)
 {
     return strchr(steps, ' ') ? "steps" : "step";
-}
-
-/* One step of the pool without waiting (nothing else steps a login node's pool between
- * trials: login_hold.h). */
-static void step_pool(HostPool *pool)
-{
-    struct pollfd fds[STEP_MAX_FDS];
-    int64_t deadline_ms = -1;
-    size_t n = hostpool_pollfds(pool, fds, STEP_MAX_FDS, &deadline_ms);
-    if (n && poll(fds, n, 0) < 0)
-        for (size_t i = 0; i < n; i++)
-            fds[i].revents = 0;
-    hostpool_step(pool, fds, n, clock_now_ms());
 }
 
 static void keep_stderr(void *userdata, RemoteExec *x, StreamKind stream, const char *line,
@@ -148,13 +134,14 @@ int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrph
         if (hi.state == HOST_DOWN || hi.state == HOST_IDLE)
             return 0;
         if (hi.state != HOST_READY) { /* answering again: the steps go first */
-            step_pool(pool);
+            /* nothing else steps a login node's pool between trials (login_hold.h) */
+            login_hold_step(pool, 0);
             return 1;
         }
         if (send_scancel(ls, pool, i) < 0)
             return 0;
     }
-    step_pool(pool);
+    login_hold_step(pool, 0);
     if (!rexec_done(ls->scancel) && clock_now_ms() < ls->until_ms)
         return 1;
     /* kept: the login node dropped again (login_hold holds next); or the next trial's */
