@@ -16,6 +16,7 @@
 #include "core/base/clock.h"
 #include "remote/session/login_hold.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
 
 enum { MAX_LINES = 16 };
@@ -30,17 +31,6 @@ static void keep_line(void *ud, const char *line)
     n_lines++;
 }
 
-static int closed_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* The login node "login" on a closed port; its first reconnect 0.1 to 0.2 s after a failure,
  * each next one twice as far (with jitter). */
 static HostPool *login_pool(const char *identity, int *port)
@@ -49,7 +39,7 @@ static HostPool *login_pool(const char *identity, int *port)
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     cr_assert_not_null(p, "%s", e.msg);
-    HostConf c = {.port = closed_port(), .connect_timeout_s = 2};
+    HostConf c = {.port = sshd_fixture_free_port(), .connect_timeout_s = 2};
     *port = c.port;
     strcpy(c.name, "login");
     strcpy(c.host, "127.0.0.1");

@@ -16,6 +16,7 @@
 #include "remote/session/login_hold.h"
 #include "remote/session/release_wait.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/standins.h"
 #include "tests/support/timeout.h"
 
@@ -31,24 +32,13 @@ static void keep_line(void *ud, const char *line)
     n_lines++;
 }
 
-static int closed_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* The controller through the login node 127.0.0.1 on a closed port, once its first attempt
  * (slurm_ctl_new's) failed: down, a reconnect planned. */
 static SlurmCtl *down_login(int *port)
 {
     static SshSettings ssh;
     memset(&ssh, 0, sizeof ssh);
-    ssh.port = *port = closed_port();
+    ssh.port = *port = sshd_fixture_free_port();
     ssh.connect_timeout_s = 2;
     snprintf(ssh.known_hosts, sizeof ssh.known_hosts, "/dev/null");
     SlurmCtlOptions o = {

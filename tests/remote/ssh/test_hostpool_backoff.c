@@ -17,19 +17,8 @@
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
-
-/* A loopback port that was free a moment ago: connecting to it is refused. */
-static int closed_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 /* One host, "u", on a closed port; the back-off between base_s and max_s; identity: the
  * inventory's ssh.identity, NULL for none. */
@@ -40,7 +29,7 @@ static HostPool *pool_of_one_with(double base_s, double max_s, const char *ident
     Error e;
     HostPool *p = hostpool_new(&o, &e);
     cr_assert_not_null(p, "%s", e.msg);
-    HostConf c = {.port = closed_port(), .connect_timeout_s = 2};
+    HostConf c = {.port = sshd_fixture_free_port(), .connect_timeout_s = 2};
     strcpy(c.name, "u");
     strcpy(c.host, "127.0.0.1");
     strcpy(c.known_hosts, "/dev/null");
