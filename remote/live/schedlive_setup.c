@@ -194,14 +194,18 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     /* Only the GPUs the scheduler placed the job on are visible to it, so jobs packed on
      * one node cannot touch each other's; Horovod and MPI read the hostfile. It is written
      * to a new file mktemp makes and renamed into place, so a symlink planted at its name is
-     * replaced, never followed; the name is removed first because mv onto a symlink to a
-     * folder moves the file into that folder (`mv -T` is GNU only). */
+     * replaced, never followed. A symlink is removed first, as mv onto a symlink to a folder
+     * moves the file into that folder (`mv -T` is GNU only); a plain file is not: rename
+     * replaces it at once, so a rank of another host sharing the folder (NFS, or hosts on
+     * one machine) never finds the name missing (multihost.sh saw that). A folder there
+     * fails the rm, as before. */
     rc |= shquote_append_raw(&b, &len,
                              " && export TUNEDECK_JOB TUNEDECK_RUN_MARK && "
                              "CUDA_VISIBLE_DEVICES={gpu_ids} && "
                              "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
-                             "printf '%s\\n' {hostfile_text} > \"$hf\" && rm -f " JOBCTL_HOSTFILE
-                             " && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
+                             "printf '%s\\n' {hostfile_text} > \"$hf\" && if [ -L " JOBCTL_HOSTFILE
+                             " ] || [ ! -f " JOBCTL_HOSTFILE " ]; then rm -f " JOBCTL_HOSTFILE
+                             "; fi && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
     rc |= shquote_append_raw(&b, &len, t);
     if (rc < 0) {
         free(b);

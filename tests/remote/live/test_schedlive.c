@@ -182,7 +182,8 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
                         "CUDA_VISIBLE_DEVICES={gpu_ids} && export CUDA_VISIBLE_DEVICES && "
                         "hf=$(mktemp tunedeck-hostfile.XXXXXX) && "
                         "printf '%s\\n' {hostfile_text} > \"$hf\" && "
-                        "rm -f tunedeck-hostfile && "
+                        "if [ -L tunedeck-hostfile ] || [ ! -f tunedeck-hostfile ]; then "
+                        "rm -f tunedeck-hostfile; fi && "
                         "mv -f \"$hf\" tunedeck-hostfile && w --gpus {gpus}");
     /* the placeholders still fill (and nothing else looks like one): the job sees only
      * its own GPUs, and its hostfile names every host with its slots */
@@ -193,7 +194,8 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     cr_assert_not_null(cmd, "%s", e.msg);
     cr_assert(strstr(cmd, "w --gpus '2'") != NULL, "%s", cmd);
     cr_assert(strstr(cmd, "CUDA_VISIBLE_DEVICES='2,3' && export") != NULL, "%s", cmd);
-    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > \"$hf\" && rm -f tunedeck-hostfile && "
+    cr_assert(strstr(cmd, "printf '%s\\n' 'h1:2' > \"$hf\" && if [ -L tunedeck-hostfile ] || "
+                         "[ ! -f tunedeck-hostfile ]; then rm -f tunedeck-hostfile; fi && "
                          "mv -f \"$hf\" tunedeck-hostfile") !=
                   NULL,
               "%s", cmd);
