@@ -147,6 +147,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         for (int fd = 0; fd < 3; fd++) /* dup2 onto itself keeps close-on-exec */
             fcntl(fd, F_SETFD, 0);
         close_span(3, ~0U);
+        lifeline_command();
         setenv("TUNEDECK_TRIAL", trial, 1);
         setenv("TUNEDECK_MACHINE", "", 1);
         /* childsig_fork: the trial starts with no handler of tunedeck's, with SIGPIPE and

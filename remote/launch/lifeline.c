@@ -40,8 +40,20 @@ static void keeper_signals(sigset_t *set)
     sigaddset(set, SIGCHLD);
 }
 
+/* The operator's core limit, as lifeline_adopt found it: the command's (lifeline_command). */
+static struct rlimit operators_core;
+static int core_saved;
+
 void lifeline_adopt(void)
 {
+    /* No core of the keeper's from before the command's fork on (a keeper crashing or killed
+     * in between would dump one): the soft limit only, so the command can have it back. */
+    core_saved = getrlimit(RLIMIT_CORE, &operators_core) == 0;
+    if (core_saved) {
+        struct rlimit soft_none = operators_core;
+        soft_none.rlim_cur = 0;
+        setrlimit(RLIMIT_CORE, &soft_none);
+    }
     sigset_t set;
     keeper_signals(&set);
     sigprocmask(SIG_BLOCK, &set, NULL);
@@ -240,10 +252,17 @@ static void stop_leftovers(Keeper *k, int note_fd, int grace_ms)
         kill(k->found[i], SIGTERM);
 }
 
+void lifeline_command(void)
+{
+    if (core_saved)
+        setrlimit(RLIMIT_CORE, &operators_core);
+}
+
 void lifeline_keep(pid_t cmd, int lifeline_fd, int note_fd, int grace_ms)
 {
     /* The keeper never dumps a core of its own (the command's is the command's business):
-     * set here, after the command was forked, so the trial keeps the operator's limit. */
+     * its soft limit is 0 since lifeline_adopt; the hard one too from here, after the
+     * command was forked, so nothing of the keeper's can raise it again. */
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
     /* The group's TERM (a cancel, a timeout, Ctrl-C's stop) is the command's to answer; the

@@ -29,10 +29,14 @@
 #define LIFELINE_NOTE "tunedeck keeper: "
 
 /* In the group's leader, before forking the command: becomes the subreaper (the command's
- * orphans must find it from their first moment) and blocks the signals that lifeline_keep
+ * orphans must find it from their first moment), dumps no core from then on, and blocks the
+ * signals that lifeline_keep
  * answers, so a stop that comes before it is held, not lost. Neither is inherited by a child
  * forked with childsig_fork. */
 void lifeline_adopt(void);
+/* In the command, after its fork and before its exec: the operator's limits back, those
+ * lifeline_adopt lowered for the keeper (its core limit). */
+void lifeline_command(void);
 
 /* In the group leader, after forking the command `cmd` (a child of it): waits for the
  * command's end or the lifeline's, stops what is left below it, and never returns. Every
