@@ -30,9 +30,9 @@
 
 /* In the group's leader, before forking the command: becomes the subreaper (the command's
  * orphans must find it from their first moment), dumps no core from then on, and blocks the
- * signals that lifeline_keep
- * answers, so a stop that comes before it is held, not lost. Neither is inherited by a child
- * forked with childsig_fork. */
+ * signals that lifeline_keep answers, so a stop that comes before it is held, not lost. A
+ * child forked with childsig_fork inherits neither the subreaper nor the blocked signals; the
+ * core limit it does, until lifeline_command. */
 void lifeline_adopt(void);
 /* In the command, after its fork and before its exec: the operator's limits back, those
  * lifeline_adopt lowered for the keeper (its core limit). */
