@@ -1,11 +1,10 @@
 /* Opening, journaling and closing a tuning session (remote/session/session.h); its stops of
- * leftover process groups are session_stop.c's. */
+ * leftover process groups are session_stop.c's, its trial log session_triallog.c's. */
 #include "remote/session/session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/base/plural.h"
 #include "remote/session/session_priv.h"
@@ -283,38 +282,6 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
     return 0;
 }
 
-/* The trial log could not be written: said once, where the session says its other notes. */
-static void say_log_error(Session *s)
-{
-    const char *why = s->trial_log ? triallog_error(s->trial_log) : NULL;
-    if (!why || s->log_error_said)
-        return;
-    s->log_error_said = 1;
-    if (s->spec.on_report) {
-        char line[ERROR_MSG_MAX + 64];
-        snprintf(line, sizeof line, "trial log: %s (the trials' own output is not kept)", why);
-        s->spec.on_report(s->spec.report_userdata, line);
-    }
-}
-
-static void end_trial_log(Session *s, int trial, const char *outcome)
-{
-    if (!s->trial_log)
-        return;
-    triallog_end(s->trial_log, trial, outcome, time(NULL));
-    say_log_error(s);
-}
-
-static void on_log(void *userdata, const char *machine, StreamKind stream, const char *line)
-{
-    Session *s = userdata;
-    if (!s->trial_log)
-        return;
-    triallog_line(s->trial_log, s->log_trial, machine,
-                  stream == STREAM_STDERR ? "stderr" : "stdout", line, time(NULL));
-    say_log_error(s);
-}
-
 /* Every tuner event reaches the journal before the caller acts on it. */
 static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
 {
@@ -327,7 +294,7 @@ static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
         char outcome[ERROR_MSG_MAX + 32];
         snprintf(outcome, sizeof outcome, "%s%s%s", trial_status_name(rec->obs->status),
                  rec->obs->reason[0] ? ": " : "", rec->obs->reason);
-        end_trial_log(s, rec->suggestion.schedule->trial, outcome);
+        session_trial_log_end(s, rec->suggestion.schedule->trial, outcome);
     }
     if (s->spec.on_event)
         s->spec.on_event(s->spec.userdata, ev, rec);
@@ -386,7 +353,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
                    .remote_host = login ? login_host : NULL,
                    .slurm_job = s->alloc.job_id,
                    .slurm_het = s->alloc.het,
-                   .on_log = on_log,
+                   .on_log = session_trial_log_line,
                    .on_proc = on_proc,
                    .on_proc_lost = on_proc_lost,
                    .userdata = s,
@@ -470,31 +437,7 @@ void session_interrupt(Session *s, const char *why)
     tuner_halt(s->tuner);
     char outcome[ERROR_MSG_MAX + 32];
     snprintf(outcome, sizeof outcome, "interrupted: %s", why);
-    end_trial_log(s, s->log_trial, outcome);
-}
-
-const char *session_trial_log(const Session *s)
-{
-    return s->trial_log && triallog_written(s->trial_log) ? triallog_path(s->trial_log) : NULL;
-}
-
-size_t session_trial_log_lines(const Session *s, int trial)
-{
-    if (!s->trial_log || !s->tuner)
-        return 0;
-    return triallog_count(s->trial_log, tuner_outside_number(s->tuner, trial));
-}
-
-const char *session_trial_log_error(const Session *s)
-{
-    return s->trial_log ? triallog_error(s->trial_log) : NULL;
-}
-
-int session_trial_log_left_out(const Session *s, int trial)
-{
-    if (!s->trial_log || !s->tuner)
-        return 0;
-    return triallog_left_out(s->trial_log, tuner_outside_number(s->tuner, trial));
+    session_trial_log_end(s, s->log_trial, outcome);
 }
 
 void session_close(Session *s)
@@ -510,7 +453,7 @@ void session_close(Session *s)
     s->tuner = NULL;
     login_steps_clear(&s->login_steps); /* its scancel too: before the login node's pool */
     if (had_tuner) /* a trial that ran at the close (the console's quit): what it printed */
-        end_trial_log(s, s->log_trial, "stopped: the session closed while it ran");
+        session_trial_log_end(s, s->log_trial, "stopped: the session closed while it ran");
     hostpool_free(s->pool);
     s->pool = NULL;
     if (s->slurm) {

@@ -1,10 +1,12 @@
-/* Internal: what the session's two files share: session.c (its opening, journal and close)
- * and session_stop.c (its stops of leftover process groups). Not a public API. */
+/* Internal: what the session's files share: session.c (its opening, journal and close),
+ * session_stop.c (its stops of leftover process groups) and session_triallog.c (its trial
+ * log). Not a public API. */
 #ifndef TUNEDECK_SESSION_PRIV_H
 #define TUNEDECK_SESSION_PRIV_H
 
 #include <stddef.h>
 
+#include "core/base/stream.h"
 #include "remote/session/session.h"
 
 /* A stop still under way is waited for and ended (its results journaled and reported):
@@ -13,5 +15,10 @@ void session_stop_wait(Session *s);
 /* The tuner's before_launch (TunerBeforeLaunchFn, userdata the session): the leftover groups
  * a dropped connection left on the trial's hosts are stopped first. */
 int session_before_launch(void *userdata, const Schedule *sched, char *why, size_t cap);
+/* The trial's end in the trial log, with its outcome (a write error said once, on_report). */
+void session_trial_log_end(Session *s, int trial, const char *outcome);
+/* The launchers' on_log (LaunchLogFn, userdata the session): a line of the running trial's. */
+void session_trial_log_line(void *userdata, const char *machine, StreamKind stream,
+                            const char *line);
 
 #endif
