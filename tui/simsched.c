@@ -374,7 +374,8 @@ void simsched_live_note(const SchedLiveJob *lj, const char *model_note, char *ou
     else
         snprintf(real, sizeof real, "%s", lj->running ? "starting" : "");
     char ceiling[96];
-    if (!lj->failed && schedlive_ceiling_text(lj, ceiling, sizeof ceiling)[0]) {
+    /* none for a failed job: schedlive_job clears a done or failed job's ceiling */
+    if (schedlive_ceiling_text(lj, ceiling, sizeof ceiling)[0]) {
         size_t k = strlen(real); /* the cluster refused it more GPUs */
         snprintf(real + k, sizeof real - k, "%s%s", k ? " " : "", ceiling);
     }
