@@ -4,13 +4,13 @@
  * tests/integration/slurm_login.sh checks the scancel on a real login node). A port nobody
  * listens on is a login node that does not answer. */
 #include <criterion/criterion.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
+#include "remote/session/login_hold.h"
 #include "remote/session/login_steps.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/sshd_fixture.h"
@@ -154,12 +154,7 @@ static int checks_until_go(LoginSteps *ls, HostPool *p, int max)
         if (login_steps_check(ls, p, "login", keep_line, NULL) == 0) {
             if (!ls->n)
                 return k + 1;
-            struct pollfd fds[4];
-            int64_t deadline_ms = -1;
-            size_t n = hostpool_pollfds(p, fds, 4, &deadline_ms);
-            if (poll(fds, n, 20) < 0)
-                n = 0;
-            hostpool_step(p, fds, n, clock_now_ms());
+            login_hold_step(p, 20);
         } else
             usleep(20000);
     }
