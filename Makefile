@@ -61,14 +61,29 @@ LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
 # The tail of every benchmark's option parsing (bench/args/benchargs.h), linked into each.
 BENCH_ARGS_OBJ := $(call obj,$(call srcs,bench/args))
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
+# The objects whose sources name TUNEDECK_SOURCE_DIR hold this folder's path: a build tree
+# copied to another checkout, or a moved tree, kept the old one in them (the binary read the
+# old tree's data/, the unit tests its fixtures), since no source changed. They depend on a
+# stamp that records the path, rewritten only when it differs: a move rebuilds them and
+# nothing else. A temporary file of its own per make: suites run make in one tree at once.
+SOURCE_DIR_STAMP := $(BUILD)/source-dir
+SOURCE_DIR_OBJ   := $(call obj,$(filter-out tests/fuzz/%,$(shell grep -rl --include='*.c' \
+                      TUNEDECK_SOURCE_DIR cmd core remote tui tools tests bench 2>/dev/null)))
 
-.PHONY: all deps run test unit bench clean fuzz test-san san-tree install install-node uninstall deb
+.PHONY: all deps run test unit bench clean fuzz test-san san-tree install install-node uninstall deb \
+        FORCE
 .SECONDARY:
 all: $(BUILD)/tunedeck $(TOOLS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(SOURCE_DIR_OBJ): $(SOURCE_DIR_STAMP)
+$(SOURCE_DIR_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@tmp=$@.$$$$; printf '%s\n' '$(CURDIR)' >$$tmp && \
+	  if cmp -s $$tmp $@; then rm -f $$tmp; else mv -f $$tmp $@; fi
 
 $(BUILD)/tunedeck: $(CMD_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@
