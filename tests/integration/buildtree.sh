@@ -6,14 +6,8 @@
 # checkout's data/ (the Makefile's source-dir stamp).
 set -u
 build="${TUNEDECK_BUILD:?TUNEDECK_BUILD names the build folder}"
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
-# make runs here on its own, not as part of an outer make's jobserver (make test).
-unset MAKEFLAGS MFLAGS MAKELEVEL
-fails=0
-fail() { echo "buildtree: FAIL: $*"; fails=$((fails + 1)); }
+suite=buildtree
+. "$(dirname "$0")/lib/make_suite.sh"
 
 # The sources and tunedeck's objects with their times (cp -p), so that no source is newer
 # than its object: only the stamp, which records the first checkout, can make one stale.

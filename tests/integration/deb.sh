@@ -7,14 +7,8 @@
 set -u
 bin="${TUNEDECK_BIN:?TUNEDECK_BIN names the built tunedeck}"
 build="${TUNEDECK_BUILD:-$(dirname "$bin")}"
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
-# make runs here on its own, not as part of an outer make's jobserver (make test).
-unset MAKEFLAGS MFLAGS MAKELEVEL
-fails=0
-fail() { echo "deb: FAIL: $*"; fails=$((fails + 1)); }
+suite=deb
+. "$(dirname "$0")/lib/make_suite.sh"
 
 make -s -C "$root" BUILD="$build" deb DEBDIR="$tmp/out" >"$tmp/make.out" 2>&1 ||
     { fail "make deb: $(tail -5 "$tmp/make.out")"; exit 1; }
