@@ -22,7 +22,6 @@
 
 #include "core/base/childsig.h"
 #include "core/base/clock.h"
-#include "core/base/evloop.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/launch/launch_slurm_priv.h"
 #include "remote/launch/srunlabel.h"
@@ -389,20 +388,6 @@ static void cancel(void *run)
     r->inner->cancel(r->run);
 }
 
-static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
-{
-    SlurmRun *r = ctx;
-    int64_t until = r->scancel_until_ms;
-    if (*deadline_ms < 0 || until < *deadline_ms)
-        *deadline_ms = until;
-    return hostpool_pollfds(r->cfg.remote, fds, cap, deadline_ms);
-}
-
-static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    hostpool_step(((SlurmRun *)ctx)->cfg.remote, fds, n, now_ms);
-}
-
 static int pool_scancel_done(void *ctx)
 {
     return !scancel_pending(ctx);
@@ -422,8 +407,7 @@ static void run_free(void *run)
         if (dropped)
             scancel_steps(r);
         if (scancel_pending(r))
-            evloop_run_source(pool_pollfds, pool_step, r, pool_scancel_done, r,
-                              r->scancel_until_ms);
+            hostpool_run_until(r->cfg.remote, pool_scancel_done, r, r->scancel_until_ms);
     }
     rexec_free(r->scancel);
     r->inner->free(r->run);
