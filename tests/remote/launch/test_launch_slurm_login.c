@@ -37,17 +37,35 @@ static void setup(void)
     cr_assert_not_null(mkdtemp(dir));
 }
 
-/* The stand-in srun's sleep outlives the connection that the test's scancel cut. */
-static void teardown(void)
+/* The stand-in srun's sleep may outlive the connection the test's scancel cut (the stop of
+ * its group raced the drop): stopped if that pid is still the sleep with this test's folder in
+ * its environment (not one reused). */
+static void stop_srun(void)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/srun.pid", dir);
     size_t len = 0;
     Error err;
     char *pid = readall_file(path, 64, &len, &err);
-    if (pid && atol(pid) > 1)
-        kill((pid_t)atol(pid), SIGKILL);
+    long p = pid ? atol(pid) : 0;
     free(pid);
+    if (p <= 1)
+        return;
+    snprintf(path, sizeof path, "/proc/%ld/environ", p);
+    char *env = readall_file(path, 1 << 20, &len, &err);
+    char mark[128];
+    snprintf(mark, sizeof mark, "TUNEDECK_TEST_SRUN=%s", dir);
+    for (size_t at = 0; env && at < len; at += strlen(env + at) + 1)
+        if (strcmp(env + at, mark) == 0) {
+            kill((pid_t)p, SIGKILL);
+            break;
+        }
+    free(env);
+}
+
+static void teardown(void)
+{
+    stop_srun();
     sshd_fixture_stop(&sshd);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -97,8 +115,8 @@ static Observation *cancelled_trial(const char *scancel_body)
     char body[512];
     snprintf(body, sizeof body,
              "cat > /dev/null\necho $$ > '%s/srun.pid'\necho 'tunedeck-step 12.0' >&2\n"
-             "echo ready >&2\nexec sleep 30\n",
-             dir);
+             "echo ready >&2\nTUNEDECK_TEST_SRUN='%s' exec sleep 30\n",
+             dir, dir);
     stand_in("srun", body);
     stand_in("scancel", scancel_body);
     HostPool *pool = sshd_fixture_pool(&sshd, "login");
