@@ -161,5 +161,10 @@ void prune_watch_finish(const PruneWatch *w, Observation *o)
         return;
     o->status = TRIAL_PRUNED;
     o->time_s = mean;
-    snprintf(o->reason, sizeof o->reason, "%s", w->reason);
+    /* what a launcher said after its "cancelled" stays: a slurm step its stop may not have
+     * reached ("cancelled; its step 57.3 may still run: ...") */
+    char note[sizeof o->reason] = "";
+    if (strncmp(o->reason, "cancelled; ", 11) == 0)
+        snprintf(note, sizeof note, "%s", o->reason + 9);
+    snprintf(o->reason, sizeof o->reason, "%s%s", w->reason, note);
 }

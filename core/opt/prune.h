@@ -79,5 +79,6 @@ int prune_watch_iteration(PruneWatch *w, const Schedule *s, int iter, double tim
 /* The mean time of the iterations seen; -1 when none. */
 double prune_watch_mean(const PruneWatch *w);
 /* The outcome of a trial asked to stop (it comes back cancelled) becomes TRIAL_PRUNED with the
- * reason, and the mean of its iterations as its time: a few-sample observation. */
+ * reason (what the launcher said after its "cancelled" kept after it), and the mean of its
+ * iterations as its time: a few-sample observation. */
 void prune_watch_finish(const PruneWatch *w, Observation *o);

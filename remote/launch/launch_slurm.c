@@ -22,7 +22,6 @@
 
 #include "core/base/childsig.h"
 #include "core/base/clock.h"
-#include "core/base/evloop.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/launch/launch_slurm_priv.h"
 #include "remote/launch/srunlabel.h"
@@ -57,6 +56,7 @@ typedef struct {
     RemoteExec *scancel; /* on the login node: waited for, up to scancel_until_ms */
     size_t scancel_from, scancel_to; /* the slice of steps it cancels; to == from: settled */
     char unconfirmed[256]; /* steps of login node scancels that did not answer exit 0 */
+    char unanswered[256];  /* of those, the steps of scancels with no answer at all */
     int64_t scancel_until_ms;
     int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
 } SlurmRun;
@@ -248,14 +248,23 @@ static void scancel_here(const char *steps)
 
 /* A login node scancel that did not exit 0 (cut by the connection's drop, refused, not
  * answered in time) leaves its steps maybe running: an unreachable end passes them on with
- * those never sent (leave_steps). */
+ * those never sent (leave_steps). A cancel's or a timeout's end passes on only those of a
+ * scancel that gave no answer of its own (no exit status nor signal): the connection dropped
+ * under it, the host was down so it was never sent, its channel was refused, or it did not
+ * answer in SCANCEL_WAIT_MS (a connection that died without a word looks so until the
+ * heartbeats notice). A scancel that ran there and failed (the step had ended: "Invalid job
+ * id specified") has said its last word; sent again it would say the same. */
 static void settle_scancel(SlurmRun *r)
 {
     if (!r->scancel || r->scancel_to <= r->scancel_from)
         return;
-    if (!(rexec_outcome(r->scancel) == EXEC_EXITED && rexec_exit_status(r->scancel) == 0))
-        launch_slurm_steps_join(r->unconfirmed, sizeof r->unconfirmed, r->steps + r->scancel_from,
-                                r->scancel_to - r->scancel_from);
+    ExecOutcome out = rexec_outcome(r->scancel);
+    const char *steps = r->steps + r->scancel_from;
+    size_t len = r->scancel_to - r->scancel_from;
+    if (!(out == EXEC_EXITED && rexec_exit_status(r->scancel) == 0))
+        launch_slurm_steps_join(r->unconfirmed, sizeof r->unconfirmed, steps, len);
+    if (out == EXEC_SSH_FAILED || out == EXEC_CLOSED)
+        launch_slurm_steps_join(r->unanswered, sizeof r->unanswered, steps, len);
     r->scancel_from = r->scancel_to;
 }
 
@@ -326,19 +335,24 @@ static int finished(const void *run)
  * never seen): its steps run on there, holding the allocation's nodes, until the session
  * cancels them once the login node answers again (remote/session/login_steps.h). Those a
  * scancel already went for count too unless it answered exit 0: the drop may have stopped
- * it reaching the login node. The reason says so: the trial's own words come first, so the
- * note may be cut short. */
+ * it reaching the login node. A trial cancelled or timed out ended its srun itself, and
+ * passes on the steps of its scancels that had no answer (settle_scancel). The reason says
+ * so: the trial's own words come first, so the note may be cut short. */
 static void leave_steps(SlurmRun *r, Observation *o)
 {
     if (!r->cfg.remote || !r->cfg.on_steps_left)
         return;
     settle_scancel(r);
     char left[sizeof r->steps];
-    snprintf(left, sizeof left, "%s", r->unconfirmed);
-    launch_slurm_steps_join(left, sizeof left, r->steps + r->steps_sent,
-                            strlen(r->steps + r->steps_sent));
-    r->steps_sent = strlen(r->steps);
-    r->unconfirmed[0] = '\0';
+    if (o->status == TRIAL_UNREACHABLE) {
+        snprintf(left, sizeof left, "%s", r->unconfirmed);
+        launch_slurm_steps_join(left, sizeof left, r->steps + r->steps_sent,
+                                strlen(r->steps + r->steps_sent));
+        r->steps_sent = strlen(r->steps);
+    } else {
+        snprintf(left, sizeof left, "%s", r->unanswered);
+    }
+    r->unconfirmed[0] = r->unanswered[0] = '\0';
     if (!left[0])
         return;
     r->cfg.on_steps_left(r->cfg.steps_userdata, r->trial, left);
@@ -355,10 +369,11 @@ static Observation *result(void *run)
         return NULL;
     Observation *o = r->inner->result(r->run);
     r->ended = r->ended || o;
-    if (!o || r->cancelled || o->status == TRIAL_TIMEOUT)
+    if (!o)
         return o;
-    srunwords_explain(r->words, o);
-    if (o->status == TRIAL_UNREACHABLE)
+    if (!r->cancelled && o->status != TRIAL_TIMEOUT)
+        srunwords_explain(r->words, o);
+    if (r->cancelled || o->status == TRIAL_TIMEOUT || o->status == TRIAL_UNREACHABLE)
         leave_steps(r, o);
     return o;
 }
@@ -371,20 +386,6 @@ static void cancel(void *run)
     r->cancelled = 1;
     scancel_steps(r);
     r->inner->cancel(r->run);
-}
-
-static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
-{
-    SlurmRun *r = ctx;
-    int64_t until = r->scancel_until_ms;
-    if (*deadline_ms < 0 || until < *deadline_ms)
-        *deadline_ms = until;
-    return hostpool_pollfds(r->cfg.remote, fds, cap, deadline_ms);
-}
-
-static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    hostpool_step(((SlurmRun *)ctx)->cfg.remote, fds, n, now_ms);
 }
 
 static int pool_scancel_done(void *ctx)
@@ -406,8 +407,7 @@ static void run_free(void *run)
         if (dropped)
             scancel_steps(r);
         if (scancel_pending(r))
-            evloop_run_source(pool_pollfds, pool_step, r, pool_scancel_done, r,
-                              r->scancel_until_ms);
+            hostpool_run_until(r->cfg.remote, pool_scancel_done, r, r->scancel_until_ms);
     }
     rexec_free(r->scancel);
     r->inner->free(r->run);

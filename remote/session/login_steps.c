@@ -1,13 +1,11 @@
 /* Cancelling the steps a dropped login node connection left running (login_steps.h). */
 #include "remote/session/login_steps.h"
 
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/clock.h"
-#include "core/base/evloop.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/session/login_hold.h"
 
@@ -148,16 +146,6 @@ int login_steps_check(LoginSteps *ls, HostPool *pool, const char *host, TuneOrph
     return end_scancel(ls, pool, i, host, report, userdata) || ls->n > 0;
 }
 
-static size_t pool_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
-{
-    return hostpool_pollfds(ctx, fds, cap, deadline_ms);
-}
-
-static void pool_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    hostpool_step(ctx, fds, n, now_ms);
-}
-
 static int scancel_done(void *ctx)
 {
     return rexec_done(((LoginSteps *)ctx)->scancel);
@@ -168,7 +156,7 @@ void login_steps_end(LoginSteps *ls, HostPool *pool, const char *host, const cha
 {
     long i = pool && host ? hostpool_find(pool, host) : -1;
     while (i >= 0 && (ls->scancel || (ls->n && send_scancel(ls, pool, i) == 0))) {
-        evloop_run_source(pool_pollfds, pool_step, pool, scancel_done, ls, ls->until_ms);
+        hostpool_run_until(pool, scancel_done, ls, ls->until_ms);
         int answered = rexec_done(ls->scancel);
         if (end_scancel(ls, pool, i, host, report, userdata))
             break; /* it does not answer: each is said below */

@@ -22,16 +22,27 @@ static int interrupted(const ReleaseWait *w, int *seen)
 }
 
 /* Steps the login node's pool until it is no longer one to wait for (ready, or refused for
- * good), the bound passes or the wait is interrupted. 1: it may be asked now. */
+ * good), the bound passes or the wait is interrupted. 1: it may be asked now. The pool's
+ * back-off, grown to its cap (30 s) by an outage, may plan its next reconnect after the bound:
+ * a 30 s wait would see one or two attempts, none near its end, and miss a login node that
+ * came back 25 s in. So once RELEASE_WAIT_LAST_MS are left, a down host whose next attempt
+ * comes after the bound is tried at once (as an operator's reconnect is: the back-off's count
+ * kept), once a wait. */
 static int wait_for(HostPool *pool, const char *host, const ReleaseWait *w, int64_t end_ms,
                     int *stopped, HostInfo *hi)
 {
+    int last_tried = 0;
     for (;;) {
         if (!login_hold_waits(pool, host, hi))
             return 1;
         int64_t left_ms = end_ms - clock_now_ms();
         if (left_ms <= 0 || interrupted(w, stopped))
             return 0;
+        if (!last_tried && left_ms <= RELEASE_WAIT_LAST_MS && hi->state == HOST_DOWN &&
+            hi->retry_at_ms > end_ms) {
+            hostpool_connect(pool, (size_t)hostpool_find(pool, host), 1);
+            last_tried = 1;
+        }
         login_hold_step(pool, left_ms < RELEASE_WAIT_STEP_MS ? (int)left_ms : RELEASE_WAIT_STEP_MS);
     }
 }

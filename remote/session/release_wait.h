@@ -13,8 +13,10 @@
  * sshd restart or a quick reboot, and for the pool's back-off (0.5 s doubling to 30 s) to
  * try again; short enough that a session's end is never held for long. */
 #define RELEASE_WAIT_DEFAULT_S 30.0
-/* How often the wait asks whether it was interrupted (a signal cuts each step short). */
-enum { RELEASE_WAIT_STEP_MS = 100 };
+/* How often the wait asks whether it was interrupted (a signal cuts each step short).
+ * RELEASE_WAIT_LAST_MS: how long before the bound its last attempt starts when the pool's
+ * next reconnect would come after it: room for a handshake to a node that answers. */
+enum { RELEASE_WAIT_STEP_MS = 100, RELEASE_WAIT_LAST_MS = 2000 };
 
 typedef struct {
     double wait_s; /* the bound; <= 0: one attempt, as slurm_alloc_close */

@@ -405,7 +405,12 @@ static int settled(void *ctx)
     return hostpool_settled(ctx);
 }
 
+int hostpool_run_until(HostPool *p, EvDoneFn done, void *done_ctx, int64_t deadline_ms)
+{
+    return evloop_run_source(source_pollfds, source_step, p, done, done_ctx, deadline_ms);
+}
+
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms)
 {
-    evloop_run_source(source_pollfds, source_step, p, settled, p, deadline_ms);
+    hostpool_run_until(p, settled, p, deadline_ms);
 }

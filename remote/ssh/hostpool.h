@@ -102,6 +102,10 @@ size_t hostpool_pollfds(HostPool *p, struct pollfd *fds, size_t cap, int64_t *de
 void hostpool_step(HostPool *p, const struct pollfd *fds, size_t n, int64_t now_ms);
 /* Registers the pool on a loop (its pollfds/step); returns the source id or -1. */
 long hostpool_attach(HostPool *p, EvLoop *l);
+/* Polls the pool alone until done(done_ctx) (NULL: never) or deadline_ms passes: a blocking
+ * wait for one of its execs (a scancel) while nothing else steps it. evloop_run_source's
+ * returns. */
+int hostpool_run_until(HostPool *p, EvDoneFn done, void *done_ctx, int64_t deadline_ms);
 /* Polls until every host settled or the deadline passes (tools, tests): for connects, not
  * for execs (hostpool_settled). */
 void hostpool_run_until_settled(HostPool *p, int64_t deadline_ms);

@@ -49,13 +49,28 @@ void sshd_fixture_start(Sshd *d, const char *extra)
              "UsePAM no\\nPermitRootLogin yes\\nLogLevel ERROR\\n%s\\n' > cfg",
              d->dir, d->port, d->port, d->dir, d->dir, d->dir, extra);
     sh_ok(cmd);
+    sshd_fixture_resume(d);
+}
+
+void sshd_fixture_pause(Sshd *d)
+{
+    if (d->pid > 0) {
+        kill(d->pid, SIGTERM);
+        waitpid(d->pid, NULL, 0);
+    }
+    d->pid = 0;
+}
+
+void sshd_fixture_resume(Sshd *d)
+{
+    char cmd[96];
     snprintf(cmd, sizeof cmd, "%s/cfg", d->dir);
     d->pid = fork();
     cr_assert_geq(d->pid, 0);
     if (d->pid == 0) { /* its words (the readiness probe's, the refusals) to its log */
         char log[96];
         snprintf(log, sizeof log, "%s/sshd.log", d->dir);
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
         if (fd >= 0)
             dup2(fd, 2);
         execl("/usr/sbin/sshd", "/usr/sbin/sshd", "-D", "-e", "-f", cmd, (char *)NULL);
@@ -78,10 +93,7 @@ void sshd_fixture_start(Sshd *d, const char *extra)
 
 void sshd_fixture_stop(Sshd *d)
 {
-    if (d->pid > 0) {
-        kill(d->pid, SIGTERM);
-        waitpid(d->pid, NULL, 0);
-    }
+    sshd_fixture_pause(d);
     if (d->dir[0]) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);

@@ -19,6 +19,11 @@ int sshd_fixture_free_port(void);
 /* Starts sshd with `extra` in its configuration (e.g. "MaxSessions 1"); its own words go to
  * DIR/sshd.log. Skips the test where sshd or ssh-keygen is absent. */
 void sshd_fixture_start(Sshd *d, const char *extra);
+/* Stops the listener alone, its port then closed, its folder (keys, configuration) kept
+ * (connections it served run on): a login node's sshd that went away. */
+void sshd_fixture_pause(Sshd *d);
+/* Starts it again on the same port, as it was: that sshd back. */
+void sshd_fixture_resume(Sshd *d);
 /* Stops it and removes its folder; safe on a zeroed or stopped one (a test's fini). */
 void sshd_fixture_stop(Sshd *d);
 /* A pool with one host `name` on d, connected (asserted ready). */

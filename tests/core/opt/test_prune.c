@@ -221,6 +221,20 @@ Test(prune, the_watch_probes_only_when_reset_as_a_probe)
     cr_assert_eq(o->status, TRIAL_PRUNED);
     cr_assert_float_eq(o->time_s, 2.0 + (PRUNE_PROBE_ITERATIONS + 1) / 2.0, 1e-12);
     cr_assert(strstr(o->reason, "probe"), "%s", o->reason);
+    cr_assert_null(strstr(o->reason, "cancelled"), "%s", o->reason);
+    observation_free(o);
+    /* Regression: the slurm launcher's note of a step its stop may not have reached was lost
+     * to the pruning's reason. */
+    o = observation_new(s);
+    o->status = TRIAL_CANCELLED;
+    snprintf(o->reason, sizeof o->reason,
+             "cancelled; its step 57.3 may still run: cancelled once the login node answers again");
+    prune_watch_finish(&w, o);
+    cr_assert_eq(o->status, TRIAL_PRUNED);
+    cr_assert(strstr(o->reason, "probe"), "%s", o->reason);
+    cr_assert(strstr(o->reason, "; its step 57.3 may still run: cancelled once the login node "
+                                "answers again"),
+              "%s", o->reason);
     observation_free(o);
     prune_watch_clear(&w);
     schedule_free(s);

@@ -6,6 +6,7 @@
  * its bound or at the operator's interrupt, naming the job and the command that releases it. */
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,4 +163,71 @@ Test(release_wait, commands_run_here_release_at_once, .timeout = TEST_TIMEOUT_S)
     free(calls);
     slurm_ctl_free(c);
     standins_remove(sdir);
+}
+
+static Sshd sshd; /* stopped by the test's fini, whatever its assertions */
+
+static void sshd_fini(void)
+{
+    sshd_fixture_stop(&sshd);
+    if (!strstr(sdir, "XXXXXX"))
+        standins_remove(sdir);
+}
+
+/* Regression: once the pool's back-off had grown to its cap (30 s), its next reconnect came
+ * after the wait's bound, and a login node that came back meanwhile was never asked: the
+ * allocation was left (a 30 s wait saw one or two attempts, none near its end). Here the
+ * login node (a real sshd, its scancel a stand-in) refused eight attempts, the next planned
+ * 15 to 30 s later, and is back before a 3 s wait: one more attempt, just before the bound,
+ * finds it. */
+Test(release_wait, a_login_node_back_before_the_bound_is_tried_once_more_before_it,
+     .timeout = TEST_TIMEOUT_S, .fini = sshd_fini)
+{
+    const char *const table[][2] = {{"scancel", "echo \"$*\" >> \"$D/calls\"\n"}};
+    standins_install(sdir, table, 1);
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "ForceCommand PATH=%s:$PATH exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"", sdir);
+    sshd_fixture_start(&sshd, extra);
+    sshd_fixture_pause(&sshd);
+    static SshSettings ssh;
+    memset(&ssh, 0, sizeof ssh);
+    ssh.port = sshd.port;
+    ssh.connect_timeout_s = 5;
+    struct passwd *pw = getpwuid(getuid());
+    cr_assert_not_null(pw);
+    snprintf(ssh.user, sizeof ssh.user, "%s", pw->pw_name);
+    snprintf(ssh.identity, sizeof ssh.identity, "%s/id", sshd.dir);
+    snprintf(ssh.known_hosts, sizeof ssh.known_hosts, "%s/known_hosts", sshd.dir);
+    SlurmCtlOptions o = {
+        .login = "127.0.0.1", .ssh = &ssh, .ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error err;
+    SlurmCtl *c = slurm_ctl_new(&o, &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    const char *host;
+    HostPool *pool = slurm_ctl_login_pool(c, &host);
+    HostInfo hi;
+    for (int k = 0; k < 8; k++) { /* each refused at once; the operator's ask keeps the count */
+        if (k)
+            hostpool_connect(pool, 0, 1);
+        hostpool_run_until_settled(pool, clock_now_ms() + 5000);
+        hostpool_info(pool, 0, &hi);
+        cr_assert_eq(hi.state, HOST_DOWN, "%s", hostpool_state_name(hi.state));
+    }
+    cr_assert_gt(hi.retry_at_ms - clock_now_ms(), 10000, "the back-off did not grow: %lld ms",
+                 (long long)(hi.retry_at_ms - clock_now_ms()));
+    sshd_fixture_resume(&sshd);
+    n_lines = asked = 0;
+    SlurmAlloc a = {.job_id = "62", .name = "tunedeck-tune-1234", .owned = 1};
+    ReleaseWait w = {.wait_s = 3, .interrupted = never, .report = keep_line};
+    cr_assert_eq(release_wait_close(c, &a, &w, &err), 0, "%s", err.msg);
+    cr_assert_eq(n_lines, 2, "%s", lines[0]);
+    cr_assert(strstr(lines[0], "login node 127.0.0.1: down; waiting up to 3 s to release "
+                               "allocation 62 ") == lines[0],
+              "%s", lines[0]);
+    cr_assert_str_eq(lines[1], "login node 127.0.0.1 answers again: allocation 62 released");
+    char *calls = standins_recorded(sdir, "calls");
+    cr_assert_str_eq(calls, "62\n");
+    free(calls);
+    slurm_ctl_free(c);
 }
