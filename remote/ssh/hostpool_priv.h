@@ -58,6 +58,9 @@ typedef struct {
     int64_t started_ms, deadline_ms, retry_at_ms, last_rx_ms, next_ka_ms;
     double handshake_ms;
     RemoteExec *execs;
+    /* Channels let go of while their open was unanswered (chanlinger.c) */
+    ssh_channel *linger;
+    size_t n_linger, cap_linger;
 } Host;
 
 struct HostPool {
@@ -117,14 +120,23 @@ void host_check_default_identities(Host *h);  /* h->open_defaults and h->warning
 void host_auth_step(HostPool *p, Host *h, int64_t now_ms); /* one step; ready when it logs in */
 void host_timers(HostPool *p, Host *h, int64_t now_ms);
 
-/* rexec.c: advance every exec of a ready host; fail them all when the host drops. */
+/* rexec.c: advance every exec of a ready host (and its lingering channels); fail them all
+ * when the host drops. */
 void rexec_pump_host(HostPool *p, Host *h);
 void rexec_fail_host(Host *h, const char *why);
 /* 1 when an exec on the host has not ended: it waits for the host to connect. */
 int rexec_waiting(const Host *h);
-/* The host's session is freed: its channels go with it (libssh frees them). */
+/* The host's session is freed: its channels go with it (libssh frees them), the lingering
+ * ones too. */
 void rexec_drop_channels(Host *h);
 /* The pool is freed: the execs the caller still holds no longer point to it. */
 void rexec_release_host(Host *h);
+
+/* chanlinger.c: a channel let go of while its open is unanswered. keep: the host takes it (its
+ * callbacks already removed); step: each answered one is closed if it opened, and freed; drop:
+ * the session is freed, and its channels with it. */
+void chanlinger_keep(Host *h, ssh_channel ch);
+void chanlinger_step(Host *h);
+void chanlinger_drop(Host *h);
 
 #endif

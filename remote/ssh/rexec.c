@@ -28,8 +28,9 @@ struct RemoteExec {
     struct ssh_channel_callbacks_struct cb;
     LineBuf out, err;
     int eof_sent, closed_by_peer;
-    int opened;    /* the server confirmed the channel's open: it has a number there */
-    int exec_sent; /* ssh_channel_request_exec was called: the command may run on the host */
+    int opened;          /* the server confirmed the channel's open: it has a number there */
+    int open_unanswered; /* its open was sent, its answer not read yet (SSH_AGAIN) */
+    int exec_sent;       /* ssh_channel_request_exec was called: the command may run on the host */
     int exit_status;
     char exit_signal[32];
     int64_t exited_ms; /* when the exit status or signal arrived; 0 before */
@@ -116,8 +117,15 @@ static void release_channel(RemoteExec *x)
     if (!x->ch)
         return;
     ssh_remove_channel_callbacks(x->ch, &x->cb);
+    /* Freed now, it would leave its session open on the server once the server confirms it:
+     * the host keeps it until the answer comes, and closes it then (chanlinger.c). */
+    if (x->open_unanswered) {
+        chanlinger_keep(x->pool->hosts[x->host], x->ch);
+        x->ch = NULL;
+        return;
+    }
     /* EOF and CLOSE only for a channel the server opened: libssh 0.10 sends them for any, to
-     * the remote number a refused (or still unanswered) open never got, 0, which sshd takes
+     * the remote number a refused open never got, 0, which sshd takes
      * for another channel's (MaxSessions 1: the running one's) or, where none is 0, for a
      * protocol error that drops the whole connection. One the server closed first still gets
      * its CLOSE (ssh_channel_is_open is false for it): sshd holds its session until then. */
@@ -179,6 +187,7 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
         /* fall through */
     case X_OPENING:
         rc = ssh_channel_open_session(x->ch);
+        x->open_unanswered = rc == SSH_AGAIN;
         if (rc == SSH_AGAIN || session_died(h))
             return;
         if (rc != SSH_OK) {
@@ -232,6 +241,7 @@ static void pump(HostPool *p, Host *h, RemoteExec *x)
 
 void rexec_pump_host(HostPool *p, Host *h)
 {
+    chanlinger_step(h);
     for (RemoteExec *x = h->execs; x && h->state == HOST_READY; x = x->next)
         pump(p, h, x);
 }
@@ -392,6 +402,7 @@ void rexec_drop_channels(Host *h)
 {
     for (RemoteExec *x = h->execs; x; x = x->next)
         x->ch = NULL; /* ssh_free frees the channels */
+    chanlinger_drop(h);
 }
 
 void rexec_release_host(Host *h)
