@@ -6,16 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
 #include "remote/launch/launch_slurm_priv.h"
 #include "remote/ssh/shquote.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/launchstep.h"
 #include "tests/support/timeout.h"
 
 static Cluster *c;
@@ -570,16 +569,7 @@ Test(launch_slurm, a_stop_cancels_only_the_steps_of_its_own_allocation)
     Error err;
     void *r = k->start(&cfg, s, &err);
     cr_assert_not_null(r, "%s", err.msg);
-    while (!said_ready && !k->finished(r)) {
-        struct pollfd fds[8];
-        int64_t deadline = -1;
-        size_t n = k->pollfds(r, fds, 8, &deadline);
-        int rc = poll(fds, n, 100);
-        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
-    cr_assert(said_ready, "the stand-in srun ended before it said all");
-    k->cancel(r);
-    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
+    launchstep_cancel_once(k, r, &said_ready, "the stand-in srun ended before it said all");
     Observation *o = k->result(r);
     observation_free(o);
     k->free(r);

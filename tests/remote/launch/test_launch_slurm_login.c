@@ -4,7 +4,6 @@
  * answer of its own (the connection dropped under it) or answers that it failed. */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/launchstep.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
 
@@ -131,16 +130,7 @@ static Observation *cancelled_trial(const char *scancel_body)
     Error err;
     void *r = k->start(&cfg, s, &err);
     cr_assert_not_null(r, "%s", err.msg);
-    while (!said_ready && !k->finished(r)) {
-        struct pollfd fds[8];
-        int64_t deadline = -1;
-        size_t n = k->pollfds(r, fds, 8, &deadline);
-        int rc = poll(fds, n, 100);
-        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
-    cr_assert(said_ready, "the stand-in srun ended before it said all");
-    k->cancel(r);
-    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
+    launchstep_cancel_once(k, r, &said_ready, "the stand-in srun ended before it said all");
     Observation *o = k->result(r);
     cr_assert_not_null(o);
     k->free(r);
