@@ -134,8 +134,10 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
 {
     memset(a, 0, sizeof *a);
     if (existing && existing[0]) {
-        if (!valid_job_id(existing))
-            return error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+        if (!valid_job_id(existing)) {
+            error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+            return error_mark(err, ERROR_INPUT); /* exit 3, as every other SLURM_JOB_ID refusal */
+        }
         /* A stale SLURM_JOB_ID (left in the shell after its allocation ended), or one of
          * other nodes than the inventory's, would fail every trial of the budget: checked
          * once, before the first. */

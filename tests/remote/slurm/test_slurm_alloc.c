@@ -291,3 +291,21 @@ Test(slurm_alloc, a_left_allocation_is_released_by_id_name_and_owner)
     slurm_ctl_free(ctl);
     standins_remove(cdir);
 }
+
+/* Regression: a SLURM_JOB_ID that is not a number was refused unmarked, so `tune` exited 2
+ * (a usage error) where every other refusal of it exits 3 (docs/slurm.md); no command runs. */
+Test(slurm_alloc, a_slurm_job_id_that_is_no_number_is_an_input_error)
+{
+    SlurmCtlOptions o = {.timeout_s = 5};
+    Error err = {0};
+    SlurmCtl *ctl = slurm_ctl_new(&o, &err);
+    cr_assert_not_null(ctl, "%s", err.msg);
+    Cluster *c = two_shapes();
+    SlurmAlloc a;
+    cr_assert_eq(slurm_alloc_open(ctl, c, "t4", "abc", 2, &a, &err), -1);
+    cr_assert_str_eq(err.msg, "SLURM_JOB_ID: expected a job number, found 'abc'");
+    cr_assert_eq(err.kind, ERROR_INPUT);
+    cr_assert_eq(slurm_ctl_calls(ctl), 0);
+    cluster_free(c);
+    slurm_ctl_free(ctl);
+}
