@@ -480,22 +480,43 @@ static void call_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now
     slurm_call_step(ctx, fds, n, now_ms);
 }
 
-static int call_done(void *ctx)
+typedef struct {
+    SlurmCall *k;
+    int (*stop)(void *);
+    void *ud;
+    int sent;
+} Stoppable;
+
+static int stoppable_done(void *ctx)
 {
-    return slurm_call_done(ctx);
+    Stoppable *st = ctx;
+    if (slurm_call_done(st->k))
+        return 1;
+    if (st->stop && !st->sent && !st->k->c->pool && st->k->pid > 0 && st->stop(st->ud)) {
+        kill(-st->k->pid, SIGINT);
+        st->sent = 1;
+    }
+    return 0;
 }
 
-int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
+int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out,
+                            int (*stop)(void *), void *ud, Error *err)
 {
     if (out)
         *out = NULL;
     SlurmCall *k = slurm_call_start(c, argv, err);
     if (!k)
         return -1;
+    Stoppable st = {k, stop, ud, 0};
     /* The call's own deadline ends it; the loop's limit is only a backstop. */
-    evloop_run_source(call_pollfds, call_step, k, call_done, k,
+    evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
                       clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
     if (!slurm_call_done(k))
         slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
     return slurm_call_finish(k, out, err);
+}
+
+int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
+{
+    return slurm_ctl_run_stoppable(c, argv, out, NULL, NULL, err);
 }
