@@ -130,8 +130,7 @@ int slurm_alloc_check_existing(const char *job, const char *squeue_out, const Cl
 }
 
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
-                     double wait_s, int (*stop)(void *), void *stop_ud, SlurmAlloc *a,
-                     Error *err)
+                     double wait_s, int (*stop)(void *), void *stop_ud, SlurmAlloc *a, Error *err)
 {
     memset(a, 0, sizeof *a);
     if (existing && existing[0]) {
@@ -247,8 +246,7 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
             char job[48] = "";
             if (queued >= 0)
                 snprintf(job, sizeof job, " (job %ld, which it had queued, is cancelled)", queued);
-            error_set(err, "the session's allocation: stopped while salloc waited for it%s",
-                      job);
+            error_set(err, "the session's allocation: stopped while salloc waited for it%s", job);
             return error_mark(err, ERROR_REMOTE);
         }
         if (queued >= 0 && (rc < 0 || strstr(said, "queued and waiting for resources"))) {

@@ -499,8 +499,8 @@ static int stoppable_done(void *ctx)
     return 0;
 }
 
-int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out,
-                            int (*stop)(void *), void *ud, Error *err)
+int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
+                            void *ud, Error *err)
 {
     if (out)
         *out = NULL;

@@ -35,8 +35,8 @@ int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
  * so, a command run here gets SIGINT in its process group (salloc then revokes the job it
  * queued and exits at once) and is waited for as before. On a login node stop is not asked:
  * the command runs its course. stop NULL: slurm_ctl_run. */
-int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out,
-                            int (*stop)(void *), void *ud, Error *err);
+int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
+                            void *ud, Error *err);
 
 /* The same command without waiting for it: started now, stepped by the caller's loop (its
  * fds and its deadline: a child's pipes here, the login node's SSH session there), and

@@ -327,7 +327,8 @@ Test(slurm_nodes, a_nodes_partitions_read_the_same_in_any_order_sinfo_lists_them
         Error e;
         cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
         cr_assert_eq(ns.n, 1);
-        cr_assert_str_eq(ns.v[0].partitions, "debug,t,t4,t4x", "order %zu: %s", i, ns.v[0].partitions);
+        cr_assert_str_eq(ns.v[0].partitions, "debug,t,t4,t4x", "order %zu: %s", i,
+                         ns.v[0].partitions);
         slurm_nodes_clear(&ns);
         free(text);
     }
