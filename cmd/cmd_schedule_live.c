@@ -89,7 +89,7 @@ static int slurm_template_refused(const cJSON *root, const char *source, LiveArg
         error_mark(err, ERROR_INPUT);
         return 1;
     }
-    return schedlive_check_command(jc->valuestring, a->cluster_path ? a->cluster_path : "slurm",
+    return schedlive_check_command(jc->valuestring, a->cluster_path ? a->cluster_path : "--slurm",
                                    &a->lo, ck, sizeof ck, err) < 0;
 }
 
@@ -358,7 +358,7 @@ int cmd_schedule_live(int argc, char **argv)
         return rc == 1 ? 0 : rc;
     LiveRun r = {.a = &a};
     a.lo.workload = a.workload; /* a job name it refuses is the workload's */
-    a.lo.inventory = a.cluster_path;
+    a.lo.inventory = a.cluster_path ? a.cluster_path : a.slurm ? "--slurm" : NULL;
     a.lo.job_command_flag = a.job_command != NULL;
     rc = live_open(&r);
     if (rc == 0) {

@@ -255,6 +255,13 @@ static int close_interrupted(void *userdata)
     return interrupts > interrupts_before_close;
 }
 
+/* The session's open (the Slurm allocation's salloc) ends at the first signal. */
+static int open_interrupted(void *userdata)
+{
+    (void)userdata;
+    return interrupted_by != 0;
+}
+
 static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
 
 static void interrupts_note(struct sigaction old[2]);
@@ -345,6 +352,7 @@ int cmd_tune(int argc, char **argv)
         spec.on_report = report_stderr;
         spec.report_userdata = NULL;
         spec.close_interrupted = close_interrupted;
+        spec.open_interrupted = open_interrupted;
     }
     struct sigaction old_handlers[2];
     interrupts_note(old_handlers);

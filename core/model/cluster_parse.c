@@ -360,6 +360,16 @@ Cluster *cluster_from_json(const cJSON *root, const char *source, Error *err)
     }
     if (jfield_string(root, source, "name", 0, c->name, sizeof c->name, err) < 0)
         goto fail;
+    /* A misspelt backend read as an SSH inventory said only "field 'machine_types' is
+     * missing", sending a Slurm operator to write machines by hand. */
+    char backend[32] = "";
+    if (jfield_string(root, source, "backend", 0, backend, sizeof backend, err) < 0)
+        goto fail;
+    if (backend[0] && strcmp(backend, "ssh") != 0 && strcmp(backend, "slurm") != 0) {
+        error_set(err, "%s: field 'backend': expected \"ssh\" or \"slurm\", found \"%s\"", source,
+                  backend);
+        goto fail;
+    }
     const cJSON *ssh = jfield_object(root, source, "ssh", 0, err);
     if ((!ssh && err && err->msg[0]) || (ssh && parse_ssh(ssh, source, &c->ssh, err) < 0))
         goto fail;

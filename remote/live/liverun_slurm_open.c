@@ -33,7 +33,7 @@ int liveslurm_open(const cJSON *root, const char *source, const LiveSlurmOptions
         error_set(err,
                   "%s: live mode on Slurm runs sbatch and reads each job's output file on "
                   "this machine: run tunedeck on the login node %s (the inventory's \"login\" "
-                  "serves hosts and watching only)",
+                  "serves hosts, watching and tuning sessions, not the live scheduler)",
                   source, t.login);
         return error_mark(err, ERROR_INPUT);
     }

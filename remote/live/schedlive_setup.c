@@ -267,7 +267,10 @@ int schedlive_check_command(const char *job_command, const char *inv, const Sche
                             char *ck, size_t cap, Error *err)
 {
     if (!job_command || !job_command[0]) {
-        error_set(err, "%s: field 'job_command': live mode needs the job command template", inv);
+        error_set(err,
+                  "%s: field 'job_command': live mode needs the job command template "
+                  "(expected --job-command T, or \"job_command\" in the inventory)",
+                  inv);
         return error_mark(err, ERROR_INPUT);
     }
     char where[600];

@@ -277,7 +277,7 @@ static int open_slurm(Session *s, const SessionSpec *o, Error *err)
         t.every.release_wait_s > 0 ? t.every.release_wait_s : RELEASE_WAIT_DEFAULT_S;
     release_left(s, o);
     if (slurm_alloc_open(s->slurm, s->cluster, t.partition, getenv("SLURM_JOB_ID"), wait_s,
-                         &s->alloc, err) < 0)
+                         o->open_interrupted, o->report_userdata, &s->alloc, err) < 0)
         return error_prefix(err, "--launcher slurm");
     return 0;
 }

@@ -130,12 +130,14 @@ int slurm_alloc_check_existing(const char *job, const char *squeue_out, const Cl
 }
 
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
-                     double wait_s, SlurmAlloc *a, Error *err)
+                     double wait_s, int (*stop)(void *), void *stop_ud, SlurmAlloc *a, Error *err)
 {
     memset(a, 0, sizeof *a);
     if (existing && existing[0]) {
-        if (!valid_job_id(existing))
-            return error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+        if (!valid_job_id(existing)) {
+            error_set(err, "SLURM_JOB_ID: expected a job number, found '%s'", existing);
+            return error_mark(err, ERROR_INPUT); /* exit 3, as every other SLURM_JOB_ID refusal */
+        }
         /* A stale SLURM_JOB_ID (left in the shell after its allocation ended), or one of
          * other nodes than the inventory's, would fail every trial of the budget: checked
          * once, before the first. */
@@ -217,7 +219,10 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
         }
     }
     argv[n] = NULL;
-    int rc = slurm_ctl_run(c, argv, NULL, err);
+    /* stop: the operator's Ctrl-C or SIGTERM, which waited for salloc's own end before
+     * (up to command_timeout_s less 5 s, in silence) */
+    int rc = slurm_ctl_run_stoppable(c, argv, NULL, stop, stop_ud, err);
+    int stopped = rc != 0 && stop && stop(stop_ud) && !slurm_ctl_login_pool(c, NULL);
     for (size_t i = 0; i < o; i++)
         free(owned[i]);
     free(owned);
@@ -236,6 +241,13 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
             const char *cancel[] = {"scancel", job, NULL};
             Error ignored;
             slurm_ctl_run(c, cancel, NULL, &ignored);
+        }
+        if (stopped) {
+            char job[48] = "";
+            if (queued >= 0)
+                snprintf(job, sizeof job, " (job %ld, which it had queued, is cancelled)", queued);
+            error_set(err, "the session's allocation: stopped while salloc waited for it%s", job);
+            return error_mark(err, ERROR_REMOTE);
         }
         if (queued >= 0 && (rc < 0 || strstr(said, "queued and waiting for resources"))) {
             /* The controller answered: it queued the job. salloc's own words when its

@@ -28,7 +28,7 @@ size_t slurm_alloc_gpu_groups(const Cluster *cl, int *counts);
  * may take to grant it (salloc --immediate), below c's command timeout so that salloc gives
  * up (and revokes its job) first; a job salloc queued and did not hand over is cancelled. */
 int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, const char *existing,
-                     double wait_s, SlurmAlloc *a, Error *err);
+                     double wait_s, int (*stop)(void *), void *stop_ud, SlurmAlloc *a, Error *err);
 /* Cancels an allocation we made (scancel), and forgets it either way. -1 when the scancel
  * could not reach the controller (the login node down) or was refused: err names the job and
  * the command that releases it, where to run it; the allocation holds its nodes until its

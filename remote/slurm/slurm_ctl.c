@@ -274,12 +274,25 @@ SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
     return k;
 }
 
+/* A command cut by the timeout. What it said before is kept: sinfo with no slurm.conf at
+ * SLURM_CONF retries for 60 s, saying so on its first line ("s_p_parse_file: cannot stat
+ * file ..."), and "is slurmctld up?" alone sent the operator to the wrong place. */
+static int no_answer(const SlurmCall *k, const char *where, const char *guess, Error *err)
+{
+    char line[300];
+    last_line(&k->errt, line, sizeof line);
+    const char *conf = strstr(line, "s_p_parse_file") ? " (the slurm.conf it was given cannot be "
+                                                        "read: check SLURM_CONF)"
+                                                      : "";
+    return error_set(err, "%s%s%s: no answer within %g s%s%s%s", k->cmd, where[0] ? " on " : "",
+                     where, k->c->timeout_s, line[0] ? "; it said: " : guess, line, conf);
+}
+
 /* The exit status, or -1 with err, once the command has ended here. */
 static int outcome_here(SlurmCall *k, Error *err)
 {
     if (k->timed_out)
-        return error_set(err, "%s: no answer within %g s (is slurmctld up?)", k->cmd,
-                         k->c->timeout_s);
+        return no_answer(k, "", " (is slurmctld up?)", err);
     if (WIFSIGNALED(k->status))
         return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
     if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run"))
@@ -302,7 +315,7 @@ static int outcome_login(SlurmCall *k, Error *err)
                 error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
         break;
     case EXEC_RUNNING:
-        rc = error_set(err, "%s on %s: no answer within %g s", k->cmd, c->where, c->timeout_s);
+        rc = no_answer(k, c->where, "", err);
         break;
     case EXEC_SIGNALED:
         rc = error_set(err, "%s on %s: killed by %s", k->cmd, c->where, rexec_error(k->x));
@@ -467,22 +480,43 @@ static void call_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now
     slurm_call_step(ctx, fds, n, now_ms);
 }
 
-static int call_done(void *ctx)
+typedef struct {
+    SlurmCall *k;
+    int (*stop)(void *);
+    void *ud;
+    int sent;
+} Stoppable;
+
+static int stoppable_done(void *ctx)
 {
-    return slurm_call_done(ctx);
+    Stoppable *st = ctx;
+    if (slurm_call_done(st->k))
+        return 1;
+    if (st->stop && !st->sent && !st->k->c->pool && st->k->pid > 0 && st->stop(st->ud)) {
+        kill(-st->k->pid, SIGINT);
+        st->sent = 1;
+    }
+    return 0;
 }
 
-int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
+int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
+                            void *ud, Error *err)
 {
     if (out)
         *out = NULL;
     SlurmCall *k = slurm_call_start(c, argv, err);
     if (!k)
         return -1;
+    Stoppable st = {k, stop, ud, 0};
     /* The call's own deadline ends it; the loop's limit is only a backstop. */
-    evloop_run_source(call_pollfds, call_step, k, call_done, k,
+    evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
                       clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
     if (!slurm_call_done(k))
         slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
     return slurm_call_finish(k, out, err);
+}
+
+int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
+{
+    return slurm_ctl_run_stoppable(c, argv, out, NULL, NULL, err);
 }

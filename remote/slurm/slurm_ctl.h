@@ -31,6 +31,12 @@ void slurm_ctl_free(SlurmCtl *c);
  * Returns the exit status; a command that exits non-zero leaves its last standard-error
  * line in err. -1: it could not run (err says why: not found, timeout, SSH failed). */
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
+/* slurm_ctl_run, asking stop(ud) whenever the wait wakes (a signal wakes it): once it says
+ * so, a command run here gets SIGINT in its process group (salloc then revokes the job it
+ * queued and exits at once) and is waited for as before. On a login node stop is not asked:
+ * the command runs its course. stop NULL: slurm_ctl_run. */
+int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
+                            void *ud, Error *err);
 
 /* The same command without waiting for it: started now, stepped by the caller's loop (its
  * fds and its deadline: a child's pipes here, the login node's SSH session there), and

@@ -202,15 +202,27 @@ static void add_partition(SlurmNode *n, const char *part)
         p[l - 1] = 0;
     if (!p[0])
         return;
-    /* already listed? (a node appears once per partition) */
+    /* Kept sorted: sinfo lists a node's partitions in no fixed order (on the harness one call
+     * gave n1's as t4 then debug, the next as debug then t4), so in its order the column
+     * flickered between rounds of a watch and hosts --slurm and --json disagreed. */
+    size_t pl = strlen(p), at = 0;
     for (const char *q = n->partitions; *q;) {
         size_t ql = strcspn(q, ",");
-        if (ql == strlen(p) && strncmp(q, p, ql) == 0)
+        int cmp = strncmp(q, p, ql < pl ? ql : pl);
+        if (cmp == 0)
+            cmp = ql < pl ? -1 : ql > pl ? 1 : 0;
+        if (cmp == 0) /* already listed (a node appears once per partition) */
             return;
+        if (cmp > 0)
+            break;
         q += ql + (q[ql] == ',');
+        at = (size_t)(q - n->partitions);
     }
-    size_t used = strlen(n->partitions);
-    snprintf(n->partitions + used, sizeof n->partitions - used, "%s%s", used ? "," : "", p);
+    char rest[sizeof n->partitions];
+    snprintf(rest, sizeof rest, "%s", n->partitions + at);
+    int last = at && n->partitions[at - 1] != ','; /* after every one listed */
+    snprintf(n->partitions + at, sizeof n->partitions - at, "%s%s%s%s", last ? "," : "", p,
+             rest[0] ? "," : "", rest);
 }
 
 static int parse_line(char *line, const char *ctx, SlurmNode *n, Error *err)

@@ -46,7 +46,7 @@ typedef struct {
     SlurmNodeState state;
     char state_raw[32];    /* as sinfo printed it ("drained", "down*", "idle~") */
     char features[128];    /* comma list; empty for none */
-    char partitions[256];  /* comma list, in sinfo's order, without the default's '*' */
+    char partitions[256];  /* comma list, sorted, without the default's '*' */
     int cpus_alloc;
     char addr[64];         /* NodeAddr: where Slurm itself reaches the node (its name when
                               the configuration gives none) */

@@ -100,10 +100,11 @@ check "a busy partition: exit 4, said so, and no job of the session's is left qu
            [ -z \"\$(squeue -h -o %j | grep tunedeck-tune)\" ] ||
            { echo rc=$rc; cat '$T/t-busy.err'; squeue; exit 1; }"
 
-# SIGTERM (or Ctrl-C) while salloc waits: the nodes free up meanwhile, so salloc is granted
-# the allocation; the session opens, then closes and releases it (143). Before, tunedeck
-# ended at once and salloc, in a process group of its own, was granted an allocation that
-# nobody released.
+# SIGTERM (or Ctrl-C) while salloc waits: salloc gets SIGINT at once and revokes its queued
+# job, which is cancelled all the same; tune says so and ends (143). Before, the signal took
+# effect only once salloc answered (its --immediate, 55 s here, said nothing meanwhile); and
+# before that, tunedeck ended at once and salloc, in a process group of its own, was granted
+# an allocation that nobody released. n1 is freed only after tune has ended.
 printf '{"name": "t4s", "backend": "slurm", "partition": "t4", "slurm": {"command_timeout_s": 60}}\n' \
     > "$T/inv-t4-60s.json"
 "$bin" tune --cluster "$T/inv-t4-60s.json" --job "$T/job.json" --launcher slurm \
@@ -114,16 +115,17 @@ while [ $n -lt 100 ] && [ -z "$(squeue -h -t PD -o %j | grep tunedeck-tune)" ]; 
     sleep 0.2; n=$((n + 1))
 done
 kill -TERM "$tune"
-scancel "$part"
 wait "$tune"
 rc=$?
 n=0 # its scancel: the job goes (COMPLETING a moment)
 while [ $n -lt 50 ] && [ -n "$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)" ]; do
     sleep 0.2; n=$((n + 1))
 done
-check "SIGTERM while salloc waits: exit 143, the allocation granted meanwhile is released" \
-    sh -c "[ $rc = 143 ] && [ -z \"\$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)\" ] ||
+check "SIGTERM while salloc waits: exit 143 at once, said so, and its queued job is gone" \
+    sh -c "[ $rc = 143 ] && grep -q 'stopped while salloc waited for it (job [0-9]*, which it had queued, is cancelled)' '$T/t-term.err' &&
+           [ -z \"\$(squeue -h -o '%j %T' | grep tunedeck-tune | grep -v COMPLETING)\" ] ||
            { echo rc=$rc; cat '$T/t-term.err'; squeue; exit 1; }"
+scancel "$part"
 
 # srun --label: each task's lines carry its number. Task 1 fails with its own words; task 0,
 # stopped by srun (--kill-on-bad-exit), says something else on its way out, after srun's word

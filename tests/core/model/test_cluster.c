@@ -564,3 +564,20 @@ Test(cluster, a_misspelt_inventory_key_is_warned_with_the_key_meant)
     cluster_free(c);
     cJSON_Delete(o);
 }
+
+/* Regression: a misspelt "backend" was read as an SSH inventory, and `hosts --cluster` said
+ * only "field 'machine_types' is missing" (tune, through the Slurm reader, named the field). */
+Test(cluster, a_backend_that_is_neither_ssh_nor_slurm_is_named)
+{
+    rejects("{\"name\": \"x\", \"backend\": \"slurmm\", \"partition\": \"debug\"}",
+            "lab.json: field 'backend': expected \"ssh\" or \"slurm\", found \"slurmm\"");
+    rejects("{\"name\": \"x\", \"backend\": 1, " TYPES
+            ", \"machines\": [{\"name\": \"a\", \"type\": \"t\"}]}",
+            "lab.json: field 'backend'");
+    Error err = {0};
+    Cluster *c = parse("{\"name\": \"x\", \"backend\": \"ssh\", " TYPES
+                       ", \"machines\": [{\"name\": \"a\", \"type\": \"t\"}]}",
+                       &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cluster_free(c);
+}

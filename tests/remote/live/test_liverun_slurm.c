@@ -1,3 +1,4 @@
+#include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,4 +532,26 @@ Test(liverun_slurm, scancel_verbose_words_from_slurm_22_05_say_which_ids_were_ca
     cr_assert_not(liveslurm_scancel_sent(done, "1"), "its kill came too late: %s", done);
     cr_assert_eq(liveslurm_cancel_outcome(0, done, "1"), LIVESLURM_CANCEL_ENDED, "%s", done);
     free(ours), free(other), free(ended), free(mixed), free(done);
+}
+
+/* Regression: the refusal of a login node said it "serves hosts and watching only", though
+ * tuning sessions run through it too (salloc, srun and scancel there; docs/slurm.md): an
+ * operator was told their workstation setup could not tune. No command runs. */
+Test(liverun_slurm, a_login_node_is_refused_naming_what_it_does_serve)
+{
+    cJSON *root = cJSON_Parse("{\"name\": \"c\", \"backend\": \"slurm\", \"login\": \"login1\", "
+                              "\"job_command\": \"x {gpus} --checkpoint c --resume {resume}\"}");
+    cr_assert_not_null(root);
+    Cluster *cl;
+    SlurmCtl *ctl;
+    LiveSlurm *ls;
+    Error e = {0};
+    cr_assert_eq(liveslurm_open(root, "inv.json", NULL, &cl, &ctl, &ls, &e), -1);
+    cJSON_Delete(root);
+    cr_assert_eq(e.kind, ERROR_INPUT);
+    cr_assert_str_eq(e.msg, "inv.json: live mode on Slurm runs sbatch and reads each job's output "
+                            "file on this machine: run tunedeck on the login node login1 (the "
+                            "inventory's \"login\" serves hosts, watching and tuning sessions, "
+                            "not the live scheduler)");
+    cr_assert_null(cl);
 }

@@ -108,6 +108,20 @@ Test(schedlive, checkpoint_name_must_be_per_job)
     cr_assert_str_eq(ck, "b.ckpt");
 }
 
+/* Regression: with --slurm and no --job-command the refusal named only a field 'job_command'
+ * of an inventory called "slurm", which the operator never wrote: the flag is named too. */
+Test(schedlive, a_missing_job_command_names_the_flag_and_the_field)
+{
+    SchedLiveOptions o = {0};
+    char ck[64];
+    Error e = {0};
+    cr_assert_eq(schedlive_check_command(NULL, "--slurm", &o, ck, sizeof ck, &e), -1);
+    cr_assert_eq(e.kind, ERROR_INPUT);
+    cr_assert_str_eq(e.msg, "--slurm: field 'job_command': live mode needs the job command "
+                            "template (expected --job-command T, or \"job_command\" in the "
+                            "inventory)");
+}
+
 /* A workload takes names of 511 bytes, a folder only 255: a longer one failed at mkdir when
  * its job first started, mid-run. Refused before, naming the job and the limit. */
 Test(schedlive, a_job_name_longer_than_a_folder_name_is_refused_before_the_run)

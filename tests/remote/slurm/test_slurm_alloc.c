@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "remote/slurm/slurm_alloc.h"
 #include "tests/support/fixtures.h"
@@ -104,7 +105,10 @@ Test(slurm_alloc, a_job_squeue_does_not_list_or_that_does_not_run_is_refused)
  * once the nodes were free and held them, with no one to release it. */
 static char sdir[] = "/tmp/tunedeck-salloc.XXXXXX";
 
-static const char *busy_salloc(const char *then, double timeout_s, char **scancels)
+static char *interrupted; /* what a stopped stand-in's trap wrote */
+
+static const char *busy_salloc_until(const char *then, double timeout_s, int (*stop)(void *),
+                                     char **scancels)
 {
     char body[512];
     snprintf(body, sizeof body,
@@ -121,13 +125,51 @@ static const char *busy_salloc(const char *then, double timeout_s, char **scance
     cr_assert_not_null(ctl, "%s", err.msg);
     Cluster *c = two_shapes();
     SlurmAlloc a;
-    cr_assert_eq(slurm_alloc_open(ctl, c, "t4", NULL, 2, &a, &err), -1);
+    cr_assert_eq(slurm_alloc_open(ctl, c, "t4", NULL, 2, stop, sdir, &a, &err), -1);
     cr_assert_eq(err.kind, ERROR_REMOTE, "%s", err.msg);
     *scancels = standins_recorded(sdir, "scancel-calls");
+    if (stop)
+        interrupted = standins_recorded(sdir, "interrupted");
     cluster_free(c);
     slurm_ctl_free(ctl);
     standins_remove(sdir);
     return err.msg;
+}
+
+static const char *busy_salloc(const char *then, double timeout_s, char **scancels)
+{
+    return busy_salloc_until(then, timeout_s, NULL, scancels);
+}
+
+/* The operator's signal, once the stand-in has queued its job and waits. */
+static int signalled_once_queued(void *dir)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/queued", (const char *)dir);
+    return access(path, F_OK) == 0;
+}
+
+/* Regression: Ctrl-C or SIGTERM while salloc waited for busy nodes took effect only when
+ * salloc's own --immediate ended (25 s by default, up to an hour with a long
+ * command_timeout_s), with no word meanwhile. Now salloc gets SIGINT at once (22.05 then
+ * says "Job aborted due to signal" and its queued job is gone; seen on the harness), the job
+ * is cancelled all the same, and the error says it was stopped, not that Slurm was busy. */
+Test(slurm_alloc, a_signal_while_salloc_waits_stops_it_at_once)
+{
+    char *scancels = NULL;
+    interrupted = NULL;
+    const char *msg = busy_salloc_until(
+        "trap 'kill $! 2>/dev/null; echo INT > \"$D/interrupted\"; "
+        "echo \"salloc: Job aborted due to signal\" >&2; exit 1' INT\n"
+        "sleep 60 > /dev/null 2>&1 &\n: > \"$D/queued\"\necho 'salloc: waiting' >&2\n"
+        "wait\nexit 0\n",
+        60, signalled_once_queued, &scancels);
+    cr_assert_str_eq(msg, "the session's allocation: stopped while salloc waited for it (job 77, "
+                          "which it had queued, is cancelled)");
+    cr_assert_str_eq(scancels, "77\n");
+    cr_assert_str_eq(interrupted, "INT\n", "salloc was not interrupted");
+    free(scancels);
+    free(interrupted);
 }
 
 Test(slurm_alloc, a_busy_partition_is_said_so_and_its_queued_job_cancelled)
@@ -290,4 +332,22 @@ Test(slurm_alloc, a_left_allocation_is_released_by_id_name_and_owner)
     free(calls);
     slurm_ctl_free(ctl);
     standins_remove(cdir);
+}
+
+/* Regression: a SLURM_JOB_ID that is not a number was refused unmarked, so `tune` exited 2
+ * (a usage error) where every other refusal of it exits 3 (docs/slurm.md); no command runs. */
+Test(slurm_alloc, a_slurm_job_id_that_is_no_number_is_an_input_error)
+{
+    SlurmCtlOptions o = {.timeout_s = 5};
+    Error err = {0};
+    SlurmCtl *ctl = slurm_ctl_new(&o, &err);
+    cr_assert_not_null(ctl, "%s", err.msg);
+    Cluster *c = two_shapes();
+    SlurmAlloc a;
+    cr_assert_eq(slurm_alloc_open(ctl, c, "t4", "abc", 2, NULL, NULL, &a, &err), -1);
+    cr_assert_str_eq(err.msg, "SLURM_JOB_ID: expected a job number, found 'abc'");
+    cr_assert_eq(err.kind, ERROR_INPUT);
+    cr_assert_eq(slurm_ctl_calls(ctl), 0);
+    cluster_free(c);
+    slurm_ctl_free(ctl);
 }

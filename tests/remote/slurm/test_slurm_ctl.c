@@ -128,3 +128,28 @@ Test(slurm_ctl, a_command_here_has_no_handler_or_blocked_signal_of_ours_at_its_e
     cr_assert_eq(caught & (1ULL << (SIGTERM - 1)), 0, "SIGTERM runs our handler");
     cr_assert_eq(blocked, 0, "signals blocked at the command's exec: %llx", blocked);
 }
+
+/* Regression: a command cut by the timeout was "no answer within 1 s (is slurmctld up?)"
+ * alone, though it had said why it hung: sinfo with SLURM_CONF naming no file retries for 60 s
+ * after a first line that says so (seen on the harness). A silent one keeps the guess. */
+Test(slurm_ctl, a_command_cut_by_the_timeout_keeps_what_it_said)
+{
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 1};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    cr_assert_not_null(c);
+    const char *noconf[] = {"sh", "-c",
+                            "echo 'sinfo: error: s_p_parse_file: cannot stat file "
+                            "/nowhere/slurm.conf: No such file or directory, retrying in 1sec "
+                            "up to 60sec' >&2; exec sleep 30",
+                            NULL};
+    cr_assert_lt(slurm_ctl_run(c, noconf, NULL, &e), 0);
+    cr_assert_str_eq(e.msg, "sh: no answer within 1 s; it said: sinfo: error: s_p_parse_file: "
+                            "cannot stat file /nowhere/slurm.conf: No such file or directory, "
+                            "retrying in 1sec up to 60sec (the slurm.conf it was given cannot "
+                            "be read: check SLURM_CONF)");
+    const char *silent[] = {"sleep", "30", NULL};
+    cr_assert_lt(slurm_ctl_run(c, silent, NULL, &e), 0);
+    cr_assert_str_eq(e.msg, "sleep: no answer within 1 s (is slurmctld up?)");
+    slurm_ctl_free(c);
+}
