@@ -221,6 +221,8 @@ int cmd_hosts(int argc, char **argv)
                           .ssh_config = getenv("TUNEDECK_SSH_CONFIG")};
     HostPool *p = hostpool_new(&po, &err);
     if (!p || hostpool_add_cluster(p, cl, &err) < 0) {
+        if (p) /* a machine's settings: the file they are in */
+            error_prefix(&err, "%s", path);
         fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
         hostpool_free(p);
         cluster_free(cl);

@@ -24,8 +24,16 @@ int hostconf_from_machine(const SshSettings *ssh, const Machine *m, HostConf *ou
     snprintf(out->name, sizeof out->name, "%s", m->name);
     snprintf(out->host, sizeof out->host, "%s", host);
     snprintf(out->user, sizeof out->user, "%s", m->user[0] ? m->user : ssh->user);
-    if (user_name_valid(out->user, err) < 0)
-        return error_prefix(err, "machine '%s'", m->name);
+    if (user_name_valid(out->user, err) < 0) {
+        error_prefix(err, "machine '%s'", m->name);
+        if (!m->user[0]) { /* the ssh block's: the machine's own entry has no user to fix */
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof err->msg - n,
+                     " (the inventory's ssh.user, which every machine without a user of its "
+                     "own takes)");
+        }
+        return -1;
+    }
     out->port = m->port > 0 ? m->port : ssh->port;
     const char *home = getenv("HOME");
     hostconf_expand_home(ssh->identity, home, out->identity, sizeof out->identity);

@@ -14,6 +14,7 @@
 
 #include "remote/ssh/knownhosts.h"
 #include "remote/ssh/sha1.h"
+#include "remote/ssh/shquote.h"
 
 /* Adds the server key of this very session (the one just fingerprinted) to known_hosts,
  * its host name hashed when the ssh config says HashKnownHosts yes (libssh would write it
@@ -207,10 +208,21 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
         h->offered_fp[0] = 0;
         h->refused = 1;
         h->keep = 0; /* never retried: it would be refused again */
-        host_down(p, h, now_ms,
-                  "host key for %s changed (now %s): refused; if the change is expected, "
-                  "remove its old line from %s",
-                  h->target, h->fingerprint, file);
+        {
+            /* The command that removes the line: its name is "[host]:port" off port 22, which
+             * an operator would not guess, and a file written under HashKnownHosts (Debian's
+             * default) shows no name to look for. */
+            char host_port[300];
+            host_port_name(h, host_port, sizeof host_port);
+            char *qname = shquote(host_port), *qfile = shquote(file);
+            host_down(p, h, now_ms,
+                      "host key for %s changed (now %s): refused; if the change is expected, "
+                      "remove its old line from %s: ssh-keygen -R %s -f %s",
+                      h->target, h->fingerprint, file, qname ? qname : host_port,
+                      qfile ? qfile : file);
+            free(qname);
+            free(qfile);
+        }
         return;
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:

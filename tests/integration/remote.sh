@@ -86,11 +86,31 @@ cp "$T/known_hosts.all" "$T/h/known_hosts"
 "$rexec" --cluster "$T/inv.json" --only h2 --accept-new-host-keys -- true > "$T/k4" 2>&1
 check "a changed host key is refused, even with --accept-new-host-keys" \
     sh -c "grep -q 'h2 ssh-failed: .*host key for 127.0.0.12 changed' '$T/k4'"
+# The refusal says how to remove the old line: the name is "[host]:port" off port 22 and the
+# file may be hashed (HashKnownHosts), so the operator runs the command it gives, as written,
+# then accepts the new key. Regression: it said "remove its old line from FILE" alone.
+fixcmd=$(sed -n 's/.*remove its old line from [^:]*: \(ssh-keygen -R .*\)$/\1/p' "$T/k4")
+: > "$T/k5"
+[ -n "$fixcmd" ] && sh -c "$fixcmd" > /dev/null 2>&1 &&
+    "$rexec" --cluster "$T/inv.json" --only h2 --accept-new-host-keys -- true > "$T/k5" 2>&1
+check "the changed-key refusal's ssh-keygen -R command removes the old line, and the new key is then accepted" \
+    grep -q 'h2 exit 0' "$T/k5"
 # Back to a consistent known_hosts for the rest of the suite.
 grep -v "127.0.0.12" "$T/known_hosts.all" > "$T/h/known_hosts"
 echo "[127.0.0.12]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host2.pub")" >> "$T/h/known_hosts"
 
 echo "hosts and GPUs"
+# A machine's settings refused by the pool (a host name with user@) name the inventory file,
+# as every other inventory error does. Regression: "machine 'h1': host …" alone.
+python3 - "$T/inv.json" "$T/inv-at.json" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machines"][0]["host"] = "root@" + inv["machines"][0]["host"]
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+"$bin" hosts --cluster "$T/inv-at.json" > /dev/null 2> "$T/hat.err"
+check "tunedeck hosts names the inventory file and the machine of a host it refuses" \
+    grep -qF "tunedeck hosts: $T/inv-at.json: machine 'h1': host 'root@" "$T/hat.err"
 "$bin" hosts --cluster "$T/inv.json" --json > "$T/h1.json" 2>"$T/h1.err"
 check "tunedeck hosts reports every host up, with fingerprints" python3 - "$T/h1.json" <<'EOF'
 import json, sys

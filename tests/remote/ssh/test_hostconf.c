@@ -104,3 +104,21 @@ Test(hostconf, user_names_sites_use_pass_whole)
     cr_assert_eq(hostconf_from_machine(&s, &m, &c, &e), -1);
     cr_assert(strstr(e.msg, "machine 'win'") && strstr(e.msg, "'$' at 2"), "%s", e.msg);
 }
+
+/* A user name from the ssh block is fixed there, not in the machine named: the message says
+ * which (it said only "machine 'win'", whose entry had no user). */
+Test(hostconf, a_bad_user_from_the_ssh_block_names_the_block)
+{
+    SshSettings s = block();
+    strcpy(s.user, "ro ot");
+    Machine m = {0};
+    strcpy(m.name, "win");
+    HostConf c;
+    Error e;
+    cr_assert_eq(hostconf_from_machine(&s, &m, &c, &e), -1);
+    cr_assert(strstr(e.msg, "machine 'win': user 'ro ot'") && strstr(e.msg, "ssh.user"), "%s",
+              e.msg);
+    strcpy(m.user, "a b");
+    cr_assert_eq(hostconf_from_machine(&s, &m, &c, &e), -1);
+    cr_assert(!strstr(e.msg, "ssh.user"), "%s", e.msg);
+}
