@@ -205,8 +205,10 @@ static int open_pool(Session *s, const SessionSpec *o, Error *err)
     HostPoolOptions po = {.accept_new_host_keys = o->accept_new_host_keys,
                           .ssh_config = o->ssh_config};
     s->pool = hostpool_new(&po, err);
-    if (!s->pool || hostpool_add_cluster(s->pool, s->cluster, err) < 0)
+    if (!s->pool)
         return error_prefix(err, "--cluster");
+    if (hostpool_add_cluster(s->pool, s->cluster, err) < 0) /* a machine's: name its file */
+        return error_prefix(err, "%s", o->cluster ? o->cluster : "--cluster");
     for (size_t m = 0; o->keep_hosts && m < hostpool_size(s->pool); m++)
         hostpool_connect(s->pool, m, 1);
     return 0;

@@ -111,6 +111,10 @@ EOF
 "$bin" hosts --cluster "$T/inv-at.json" > /dev/null 2> "$T/hat.err"
 check "tunedeck hosts names the inventory file and the machine of a host it refuses" \
     grep -qF "tunedeck hosts: $T/inv-at.json: machine 'h1': host 'root@" "$T/hat.err"
+"$bin" tune --cluster "$T/inv-at.json" --job "$T/job.json" --launcher per-host --trial-cmd true \
+    --budget 1 > /dev/null 2> "$T/tat.err"
+check "tunedeck tune names the inventory file and the machine of a host it refuses" \
+    grep -qF "$T/inv-at.json: machine 'h1': host 'root@" "$T/tat.err"
 "$bin" hosts --cluster "$T/inv.json" --json > "$T/h1.json" 2>"$T/h1.err"
 check "tunedeck hosts reports every host up, with fingerprints" python3 - "$T/h1.json" <<'EOF'
 import json, sys
