@@ -221,8 +221,8 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
     argv[n] = NULL;
     /* stop: the operator's Ctrl-C or SIGTERM, which waited for salloc's own end before
      * (up to command_timeout_s less 5 s, in silence) */
-    int rc = slurm_ctl_run_stoppable(c, argv, NULL, stop, stop_ud, err);
-    int stopped = rc != 0 && stop && stop(stop_ud) && !slurm_ctl_login_pool(c, NULL);
+    int rc = slurm_ctl_run_stoppable(c, argv, NULL, stop, stop_ud, slurm_alloc_parse_queued, err);
+    int stopped = rc != 0 && stop && stop(stop_ud);
     for (size_t i = 0; i < o; i++)
         free(owned[i]);
     free(owned);

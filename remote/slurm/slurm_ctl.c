@@ -484,39 +484,71 @@ typedef struct {
     SlurmCall *k;
     int (*stop)(void *);
     void *ud;
+    long (*queued)(const char *);
     int sent;
+    RemoteExec *cancel; /* the login node's scancel of the job the command queued */
 } Stoppable;
+
+/* On the login node the command is sshd's session with no pty: a closed channel does not
+ * reach it (salloc writes nothing while it waits), and sshd refuses a "signal" request for a
+ * root session (no privilege separation after a root login) or a forced command (measured on
+ * sshd 9.2). A scancel of the job it queued reaches it whatever the login: salloc hears that
+ * its job is revoked and exits. */
+static void stop_on_login(Stoppable *st)
+{
+    SlurmCall *k = st->k;
+    if (!rexec_sent(k->x)) { /* nothing of it runs there yet: it never will */
+        rexec_close(k->x);
+        st->sent = 1;
+        slurm_call_step(k, NULL, 0, clock_now_ms()); /* no fd of its own wakes the loop */
+        return;
+    }
+    long job = st->queued && k->errt.buf ? st->queued(k->errt.buf) : -1;
+    if (job < 0)
+        return; /* asked again at the next wake: its output wakes it */
+    char cmd[48];
+    snprintf(cmd, sizeof cmd, "scancel %ld", job);
+    Error ignored;
+    st->cancel = hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored);
+    st->sent = 1;
+}
 
 static int stoppable_done(void *ctx)
 {
     Stoppable *st = ctx;
     if (slurm_call_done(st->k))
         return 1;
-    if (st->stop && !st->sent && !st->k->c->pool && st->k->pid > 0 && st->stop(st->ud)) {
-        kill(-st->k->pid, SIGINT);
-        st->sent = 1;
+    if (!st->stop || st->sent || !st->stop(st->ud))
+        return 0;
+    if (st->k->c->pool) {
+        stop_on_login(st);
+        return slurm_call_done(st->k);
     }
+    if (st->k->pid > 0)
+        kill(-st->k->pid, SIGINT);
+    st->sent = 1;
     return 0;
 }
 
 int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
-                            void *ud, Error *err)
+                            void *ud, long (*queued)(const char *), Error *err)
 {
     if (out)
         *out = NULL;
     SlurmCall *k = slurm_call_start(c, argv, err);
     if (!k)
         return -1;
-    Stoppable st = {k, stop, ud, 0};
+    Stoppable st = {k, stop, ud, queued, 0, NULL};
     /* The call's own deadline ends it; the loop's limit is only a backstop. */
     evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
                       clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
     if (!slurm_call_done(k))
         slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
+    rexec_free(st.cancel); /* its channel closed: scancel, sent already, ends there alone */
     return slurm_call_finish(k, out, err);
 }
 
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
 {
-    return slurm_ctl_run_stoppable(c, argv, out, NULL, NULL, err);
+    return slurm_ctl_run_stoppable(c, argv, out, NULL, NULL, NULL, err);
 }

@@ -33,10 +33,12 @@ void slurm_ctl_free(SlurmCtl *c);
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
 /* slurm_ctl_run, asking stop(ud) whenever the wait wakes (a signal wakes it): once it says
  * so, a command run here gets SIGINT in its process group (salloc then revokes the job it
- * queued and exits at once) and is waited for as before. On a login node stop is not asked:
- * the command runs its course. stop NULL: slurm_ctl_run. */
+ * queued and exits at once) and is waited for as before. On a login node the job the command
+ * queued, queued(its standard error so far) (-1: none yet, asked again at each wake), is
+ * cancelled there with scancel (salloc then says it is revoked and exits); a command not yet
+ * started there never starts. stop NULL: slurm_ctl_run. */
 int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
-                            void *ud, Error *err);
+                            void *ud, long (*queued)(const char *), Error *err);
 
 /* The same command without waiting for it: started now, stepped by the caller's loop (its
  * fds and its deadline: a child's pipes here, the login node's SSH session there), and

@@ -8,7 +8,8 @@
 # off, then the session goes on), a trial's step that the drop left running cancelled on the
 # login node once it answers again (before the next trial starts), a session Ctrl-C'd while
 # the login node is down (its allocation said, with the command, and the cut trial's step
-# with it; the resume releases it) and a trial past its time limit (60 to 90 s: most of this
+# with it; the resume releases it), a Ctrl-C while salloc waits there for busy nodes (its
+# queued job cancelled there) and a trial past its time limit (60 to 90 s: most of this
 # suite's 2 min), with no Slurm command reachable here and no step, allocation or process
 # left after each. The inventory, PyTorch ranks and the watch are in
 # slurm.sh, trials as srun steps from here in slurm_steps.sh. The trap stops every daemon,
@@ -425,6 +426,51 @@ PY
 harness_start 1 || fail "the login node's sshd did not start again"
 [ -n "$job" ] && scancel "$job"
 settle "past-$$x"
+
+# Ctrl-C while salloc waits on the login node for busy nodes (a job of the test's holds n1):
+# salloc there is sshd's session with no pty, which a closed channel does not reach, and
+# sshd refuses a "signal" request for this root login: the stop is a scancel there of the job
+# salloc said it queued, and salloc, its job revoked, ends at once. tune says so, exit 130.
+# Before, the stop did not reach the login node: tune waited for salloc's --immediate (295 s
+# here; 60 s is a bound for failure only, then it is KILLed and its job cancelled from here).
+echo "Ctrl-C while salloc waits on the login node"
+sed 's/"trial": {"command": "true"}}/"trial": {"command": "true"}, "slurm": {"command_timeout_s": 300}}/' \
+    "$T/inv-login-t4.json" > "$T/inv-login-300s.json"
+salloc --no-shell -J busy -p t4 -N 1 -w n1 --exclusive --gres=gpu:2 --immediate=20 2> "$T/busy.err"
+busy=$(squeue -h -n busy -o %i)
+env -u SLURM_CONF PATH="$T/here:$PATH" TUNEDECK_STATE_DIR="$T/state13" env --default-signal=INT \
+    "$bin" tune --cluster "$T/inv-login-300s.json" --job "$T/job.json" --launcher slurm \
+    --optimizer random --trial-cmd "$trial" --budget 1 > /dev/null 2> "$T/l13.err" &
+TUNE_PID=$!
+wait_until 30 sh -c "squeue -h -t PD -o %j | grep -qx tunedeck-tune-$TUNE_PID"
+queued=$(squeue -h -t PD -o '%i %j' | sed -n "s/^\([0-9]*\) tunedeck-tune-$TUNE_PID\$/\1/p")
+kill -INT "$TUNE_PID"
+ended() { ! ps -o stat= -p "$1" | grep -qv '^Z'; } # gone, or a zombie not yet waited for
+wait_until 60 ended "$TUNE_PID"
+prompt=1
+ended "$TUNE_PID" || { prompt=0; kill -KILL "$TUNE_PID"; }
+wait "$TUNE_PID"
+rc=$?
+TUNE_PID_WAS=$TUNE_PID
+TUNE_PID=""
+[ "$prompt" = 0 ] && [ -n "$queued" ] && scancel "$queued"
+# its scancel on the login node: the job goes (COMPLETING a moment)
+wait_until 10 sh -c "! squeue -h -o '%j %T' | grep tunedeck-tune | grep -qv COMPLETING"
+wait_until 10 sh -c "! pgrep -f job-name=tunedeck-tune-$TUNE_PID_WAS > /dev/null"
+left=$(pgrep -f "job-name=tunedeck-tune-$TUNE_PID_WAS" | wc -l)
+check "Ctrl-C while salloc waits on the login node (job '$queued'): tune ends (within the bound: $prompt; exit $rc), says so, the job gone, no salloc left there ($left), no Slurm command run here" \
+    python3 - "$T/l13.err" "$queued" "$rc" "$left" "$prompt" "$T/here/ran" <<'PY'
+import os, subprocess, sys
+err, job, rc, left, prompt = open(sys.argv[1]).read(), *sys.argv[2:6]
+assert prompt == "1" and rc == "130" and job and left == "0", (prompt, rc, job, left, err)
+assert ("the session's allocation: stopped while salloc waited for it (job %s, which it had "
+        "queued, is cancelled)" % job) in err, err
+q = subprocess.run(["squeue", "-h", "-o", "%j %T"], capture_output=True, text=True).stdout
+assert not [l for l in q.split("\n") if "tunedeck-tune" in l and "COMPLETING" not in l], q
+assert not os.path.exists(sys.argv[6])
+PY
+[ -n "$busy" ] && scancel "$busy"
+settle "tunedeck-tune-$TUNE_PID_WAS"
 
 # A trial past its time limit through the login node: Slurm's unit is the minute, so a 60 s
 # --trial-timeout is --time=1 on the login node's srun, and slurmctld ends the step 60 to
