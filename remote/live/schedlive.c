@@ -308,6 +308,11 @@ void schedlive_step(SchedLive *l, const struct pollfd *fds, size_t n, int64_t no
         serve_job(l, &l->jobs[i], now);
         any |= l->jobs[i].run != NULL;
     }
+    /* A finish that a progress line reported (--real-progress) is enacted in this step, as
+     * the model's finish: the caller, which ends the run once the model is finished, would
+     * otherwise say that job's stop as the run's end first, then the finish as a second stop. */
+    for (ne = sched_event_count(l->s); l->events_seen < ne; l->events_seen++)
+        schedlive_enact(l, sched_event(l->s, l->events_seen));
     int completed, failed;
     if (!l->stopping_all && !any && all_ended(l, &completed, &failed)) {
         schedlive_log(l, "every job has ended (%d completed, %d failed): the run is over",
@@ -325,9 +330,12 @@ void schedlive_stop_all(SchedLive *l)
     l->stopping_all = 1;
     for (size_t i = 0; i < l->n_jobs; i++) {
         LiveJob *j = &l->jobs[i];
+        /* a stop already said (a finish, a preemption) is not said again as the run's end;
+         * one with a restart to follow (a resize's) is, since that restart is now off */
+        int said = (j->stop_wanted || j->stopping) && !j->resize_pending && !j->need_start;
         j->need_start = 0;
         j->resize_pending = 0;
-        if (j->run && l->ops->running(j->run)) {
+        if (j->run && l->ops->running(j->run) && !said) {
             j->stop_wanted = 1;
             char at[48];
             schedlive_log(l, "%s: end of the run: checkpoint and stop %s", j->name,

@@ -205,6 +205,10 @@ import re, sys
 out = open(sys.argv[1]).read()
 fin = re.search(r"decision t=(\d+)s: finish b0", out)
 assert fin and int(fin.group(1)) < 40, "no early finish"
+# its stop is said once, as the model's finish (regression: the run's end said it first,
+# "b0: end of the run: checkpoint and stop", and the finish decision a second time after)
+asks = re.findall(r"b0: (?:end of the run: )?checkpoint and stop.*", out)
+assert asks == [a for a in asks if "the model says it is done" in a] and len(asks) == 1, asks
 stop = re.search(r"b0: stopped at step \d+ \(epoch ([\d.]+)\), checkpoint written", out)
 assert stop and float(stop.group(1)) >= 2, "stopped before 2 real epochs"
 over = re.search(r"live run over after ([\d.]+) s wall", out)
