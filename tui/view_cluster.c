@@ -24,6 +24,15 @@ static void labelled_bar(int y, int x, int w, const char *label, double v, Role 
         draw_bar(y, x + lw, w - lw - 1, v, role);
 }
 
+/* The first host shown when `scroll` hosts are scrolled off a pane of `rows` rows: never so far
+ * that the pane has room under the last host (as after a taller resize). */
+static size_t loads_top(size_t n_hosts, int rows, size_t scroll)
+{
+    size_t fit = rows > 0 ? (size_t)rows : 1;
+    size_t max = n_hosts > fit ? n_hosts - fit : 0;
+    return scroll < max ? scroll : max;
+}
+
 static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
 {
     char title[200];
@@ -35,8 +44,7 @@ static void draw_loads(const ClusterSnapshot *s, Rect box, size_t scroll)
     int bars_w = r.w - name_w - role_w;
     int nbars = bars_w >= 4 * 10 ? 4 : bars_w >= 2 * 10 ? 2 : 0;
     int each = nbars ? bars_w / nbars : 0;
-    if (scroll >= s->n_hosts)
-        scroll = 0;
+    scroll = loads_top(s->n_hosts, r.h, scroll);
     for (int i = 0; i < r.h && scroll + (size_t)i < s->n_hosts; i++) {
         const HostLoad *h = &s->hosts[scroll + (size_t)i];
         int y = r.y + i;
@@ -438,10 +446,14 @@ static void cluster_key(App *a, ViewAction action)
      * taller pane does not swallow the next keys. */
     JobPage p = jobs_page(&a->snap, box.w - 2, box.h - 3, a->jobs_scroll);
     size_t page = p.shown > 1 ? p.shown - 1 : 1;
+    /* the loads likewise from where they show now, so that a Down past the last host is not
+     * kept for the next Up to take back unseen */
+    int rows = a->layout.shown[PANE_LOADS] ? a->layout.rect[PANE_LOADS].h - 2 : 1;
+    a->loads_scroll = loads_top(a->snap.n_hosts, rows, a->loads_scroll);
     if (action == VIEW_ACT_UP && a->loads_scroll)
         a->loads_scroll--;
-    else if (action == VIEW_ACT_DOWN && a->loads_scroll + 1 < a->snap.n_hosts)
-        a->loads_scroll++;
+    else if (action == VIEW_ACT_DOWN)
+        a->loads_scroll = loads_top(a->snap.n_hosts, rows, a->loads_scroll + 1);
     else if (action == VIEW_ACT_PAGE_UP)
         a->jobs_scroll = p.first > page ? p.first - page : 0;
     else if (action == VIEW_ACT_PAGE_DOWN)

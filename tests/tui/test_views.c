@@ -869,3 +869,53 @@ Test(views, the_log_overlay_shows_a_long_line_whole_at_any_width)
     cr_assert(strstr(text, "line 0") && !strstr(text, tail), "%s", text);
     free(text);
 }
+
+/* The per-host loads scroll only while a host is below the pane: Down with every host shown
+ * moves nothing, and with more hosts than rows it stops when the last one is on the pane's
+ * last row, so the pane is never left half empty with hosts scrolled off its top. */
+Test(views, cluster_loads_scroll_stops_when_the_last_host_shows)
+{
+    enum { N = 30 };
+    HostLoad hosts[N];
+    memset(hosts, 0, sizeof hosts);
+    for (int i = 0; i < N; i++) {
+        snprintf(hosts[i].name, sizeof hosts[i].name, "h%02d", i);
+        hosts[i].cpu = hosts[i].gpu = hosts[i].mem = hosts[i].share = NAN;
+    }
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->view = VIEW_CLUSTER;
+    layout_compute(100, 30, VIEW_CLUSTER, 0, &a->layout);
+    cr_assert(a->layout.shown[PANE_LOADS]);
+    int rows = a->layout.rect[PANE_LOADS].h - 2;
+    cr_assert_gt(rows, 3);
+    cr_assert_lt(rows, N);
+    for (int fits = 1; fits >= 0; fits--) {
+        int n = fits ? rows - 1 : N;
+        a->snap = (ClusterSnapshot){.hosts = hosts, .n_hosts = (size_t)n};
+        a->loads_scroll = 0;
+        for (int i = 0; i < 2 * N; i++)
+            view_get(VIEW_CLUSTER)->key(a, VIEW_ACT_DOWN);
+        erase();
+        view_get(VIEW_CLUSTER)->draw(a);
+        char *text = fixture_screen_text();
+        char top[8], last[8], off[8];
+        snprintf(top, sizeof top, "h%02d ", fits ? 0 : N - rows);
+        snprintf(last, sizeof last, "h%02d ", n - 1);
+        snprintf(off, sizeof off, "h%02d ", fits ? 0 : N - rows - 1);
+        cr_assert(strstr(text, top), "%s missing: %s", top, text);
+        cr_assert(strstr(text, last), "%s missing: %s", last, text);
+        if (!fits)
+            cr_assert_null(strstr(text, off), "%s shown: %s", off, text);
+        free(text);
+        /* one Up shows the host above: no Down piled up past the end to take back first */
+        view_get(VIEW_CLUSTER)->key(a, VIEW_ACT_UP);
+        erase();
+        view_get(VIEW_CLUSTER)->draw(a);
+        text = fixture_screen_text();
+        if (!fits)
+            cr_assert(strstr(text, off), "%s missing after Up: %s", off, text);
+        free(text);
+    }
+    free(a);
+}
