@@ -6,8 +6,14 @@
 #include "core/base/clock.h"
 #include "tests/support/launchstep.h"
 
-void launchstep_cancel_once(const LauncherKind *k, void *r, const int *flag, const char *what)
+Observation *launchstep_cancel_once(const char *launcher, const LaunchConfig *cfg,
+                                    const Schedule *s, const int *flag, const char *what)
 {
+    const LauncherKind *k = launcher_find(launcher);
+    cr_assert_not_null(k, "no launcher %s", launcher);
+    Error err;
+    void *r = k->start(cfg, s, &err);
+    cr_assert_not_null(r, "%s", err.msg);
     while (!*flag && !k->finished(r)) {
         struct pollfd fds[8];
         int64_t deadline = -1;
@@ -18,4 +24,7 @@ void launchstep_cancel_once(const LauncherKind *k, void *r, const int *flag, con
     cr_assert(*flag, "%s", what);
     k->cancel(r);
     cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
+    Observation *o = k->result(r);
+    k->free(r);
+    return o;
 }

@@ -565,17 +565,13 @@ Test(launch_slurm, a_stop_cancels_only_the_steps_of_its_own_allocation)
     s->worker[0] = 1;
     LaunchConfig cfg = {.command = "true", .slurm_job = "12", .timeout_s = 60,
                         .on_log = note_ready};
-    const LauncherKind *k = launcher_find("slurm");
-    Error err;
-    void *r = k->start(&cfg, s, &err);
-    cr_assert_not_null(r, "%s", err.msg);
-    launchstep_cancel_once(k, r, &said_ready, "the stand-in srun ended before it said all");
-    Observation *o = k->result(r);
+    Observation *o = launchstep_cancel_once("slurm", &cfg, s, &said_ready,
+                                            "the stand-in srun ended before it said all");
     observation_free(o);
-    k->free(r);
     /* scancel runs as a grandchild, not waited for: its record comes when it comes */
     snprintf(path, sizeof path, "%s/args", dir);
     char *args = NULL;
+    Error err;
     for (int i = 0; i < 400 && !args; i++) {
         size_t len = 0;
         args = readall_file(path, 1 << 20, &len, &err);

@@ -126,14 +126,9 @@ static Observation *cancelled_trial(const char *scancel_body)
                         .remote_host = "login",
                         .on_log = note_ready,
                         .on_steps_left = keep_steps};
-    const LauncherKind *k = launcher_find("slurm");
-    Error err;
-    void *r = k->start(&cfg, s, &err);
-    cr_assert_not_null(r, "%s", err.msg);
-    launchstep_cancel_once(k, r, &said_ready, "the stand-in srun ended before it said all");
-    Observation *o = k->result(r);
+    Observation *o = launchstep_cancel_once("slurm", &cfg, s, &said_ready,
+                                            "the stand-in srun ended before it said all");
     cr_assert_not_null(o);
-    k->free(r);
     hostpool_free(pool);
     return o;
 }
