@@ -146,6 +146,9 @@ typedef struct {
     OrphanList *l;
     const char *machine;
     RemoteExec *x;
+    long host;   /* in the pool; -1 none */
+    int retried; /* asked a second time (orphans_stop_retry_when_back) */
+    int kept;    /* its host reconnected on the pool's back-off, for that second ask */
 } Stop;
 
 static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
@@ -176,7 +179,20 @@ struct OrphanStop {
     size_t n;
     double timeout_s;
     int64_t deadline_ms;
+    int retry; /* orphans_stop_retry_when_back */
 };
+
+/* Each "PGID RESULT" line of a host's stop command goes to on_line with its Stop. */
+static ExecOptions stop_options(Stop *s)
+{
+    return (ExecOptions){.on_line = on_line, .userdata = s, .max_line = 4096};
+}
+
+/* The host did not answer: the command never ran there (SSH failed) or said nothing in time. */
+static int stop_silent(const RemoteExec *x)
+{
+    return x && (!rexec_done(x) || rexec_outcome(x) == EXEC_SSH_FAILED);
+}
 
 OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
 {
@@ -192,6 +208,7 @@ OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
     for (size_t i = 0; i < l->n; i++) {
         l->items[i].result[0] = 0;
         l->items[i].answered = 0;
+        l->items[i].silent = 0;
     }
     for (size_t i = 0; i < l->n; i++) {
         Orphan *o = &l->items[i];
@@ -204,8 +221,9 @@ OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
         s->l = l;
         s->machine = o->machine;
         long h = hostpool_find(pool, o->machine);
+        s->host = h;
         char *cmd = h < 0 ? NULL : orphans_stop_command(l, o->machine);
-        ExecOptions eo = {.on_line = on_line, .userdata = s, .max_line = 4096};
+        ExecOptions eo = stop_options(s);
         Error err;
         if (h < 0)
             error_set(&err, "no machine '%s' in the cluster", o->machine);
@@ -226,17 +244,73 @@ OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s)
     return st;
 }
 
-int orphans_stop_answered(const OrphanStop *st)
+void orphans_stop_retry_when_back(OrphanStop *st)
 {
-    for (size_t i = 0; i < st->n; i++)
-        if (st->stops[i].x && !rexec_done(st->stops[i].x))
-            return 0;
+    st->retry = 1;
+}
+
+/* Whether a group on the stop's host may still run: one its trial's stop did not see end. */
+static int may_run_there(const OrphanStop *st, const Stop *s)
+{
+    for (size_t i = 0; i < st->l->n; i++)
+        if (!st->l->items[i].seen_end && strcmp(st->l->items[i].machine, s->machine) == 0)
+            return 1;
+    return 0;
+}
+
+/* A host whose first ask found it down: 1 while a second ask may still come before the
+ * deadline (the pool connects it again), sent here as soon as it is connected. */
+static int retry_pending(OrphanStop *st, Stop *s)
+{
+    if (!st->retry || s->retried || s->host < 0 || !s->x || !rexec_done(s->x) ||
+        rexec_outcome(s->x) != EXEC_SSH_FAILED || !may_run_there(st, s))
+        return 0;
+    HostInfo info;
+    hostpool_info(st->pool, (size_t)s->host, &info);
+    if (info.state == HOST_READY) {
+        char *cmd = orphans_stop_command(st->l, s->machine);
+        ExecOptions eo = stop_options(s);
+        Error err;
+        RemoteExec *again =
+            cmd ? hostpool_exec_now(st->pool, (size_t)s->host, cmd, NULL, 0, &eo, &err) : NULL;
+        free(cmd);
+        s->retried = 1;
+        if (!again)
+            return 0; /* out of memory: the first ask's failure stands */
+        rexec_free(s->x);
+        s->x = again;
+        return !rexec_done(again);
+    }
+    if (!s->kept) {
+        /* The pool reconnects it on its back-off from now on (its timers wake the caller's
+         * loop); nothing is sent before it is connected. */
+        s->kept = 1;
+        hostpool_connect(st->pool, (size_t)s->host, 1);
+        hostpool_info(st->pool, (size_t)s->host, &info);
+        if (info.state == HOST_READY)
+            return retry_pending(st, s);
+    }
+    /* Connecting now, or a reconnect planned before the deadline; none before it: the first
+     * ask's failure stands. */
+    if (info.state == HOST_DOWN || info.state == HOST_IDLE)
+        return info.retry_at_ms > 0 && info.retry_at_ms < st->deadline_ms;
     return 1;
 }
 
-int orphans_stop_settled(const OrphanStop *st, int64_t now_ms)
+int orphans_stop_answered(OrphanStop *st)
 {
-    return orphans_stop_answered(st) || now_ms >= st->deadline_ms;
+    int answered = 1;
+    for (size_t i = 0; i < st->n; i++) {
+        Stop *s = &st->stops[i];
+        if ((s->x && !rexec_done(s->x)) || retry_pending(st, s))
+            answered = 0;
+    }
+    return answered;
+}
+
+int orphans_stop_settled(OrphanStop *st, int64_t now_ms)
+{
+    return now_ms >= st->deadline_ms || orphans_stop_answered(st);
 }
 
 int64_t orphans_stop_deadline(const OrphanStop *st)
@@ -272,7 +346,8 @@ int orphans_stop_end(OrphanStop *st)
                 continue;
             o->answered = answered;
             if (o->result[0])
-                continue;
+                continue; /* its line came: the host answered for it */
+            o->silent = stop_silent(x);
             if (!rexec_done(x))
                 snprintf(o->result, sizeof o->result, "not stopped: no answer within %.0f s",
                          st->timeout_s);
@@ -316,6 +391,18 @@ int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const 
     if (groupstop_mark_ok(mark))
         snprintf(o->mark, sizeof o->mark, "%s", mark);
     return 0;
+}
+
+void orphans_mark_seen_end(OrphanList *l, const OrphanList *lost)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        Orphan *o = &l->items[i];
+        o->seen_end = 1;
+        for (size_t k = 0; k < lost->n; k++)
+            if (lost->items[k].trial == o->trial && lost->items[k].pgid == o->pgid &&
+                strcmp(lost->items[k].machine, o->machine) == 0)
+                o->seen_end = 0;
+    }
 }
 
 int orphans_take(OrphanList *from, int trial, const char *machine, OrphanList *to)

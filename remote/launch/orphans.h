@@ -33,7 +33,11 @@ typedef struct {
     char mark[GROUPSTOP_MARK_CHARS + 1]; /* "" when the journal had none */
     char result[256]; /* after orphans_stop: "stopped", "gone" or why it could not be */
     int answered;     /* after orphans_stop: the host ran the stop command to its end */
+    int silent;       /* after orphans_stop: its host did not answer (ssh failed, or no answer
+                       * in time): nothing of the group was checked */
     int unreached;    /* a stop went unanswered: not tried again until its host is connected */
+    int seen_end;     /* its trial's own stop saw it end: an end-of-session sweep checks it
+                       * for safety only, and has nothing to say of it when its host is down */
 } Orphan;
 
 typedef struct {
@@ -63,12 +67,24 @@ int orphans_stop(HostPool *pool, OrphanList *l, double timeout_s);
  * begin, wait, end). The list must not change between begin and end. */
 typedef struct OrphanStop OrphanStop;
 OrphanStop *orphans_stop_begin(HostPool *pool, OrphanList *l, double timeout_s);
-int orphans_stop_answered(const OrphanStop *st);
-int orphans_stop_settled(const OrphanStop *st, int64_t now_ms);
+/* A sweep's: a host whose ssh failed at the first ask, where a group may still run (not
+ * seen_end), is kept by the pool from then on (reconnected on its back-off) and asked once
+ * more as soon as it is connected again before the deadline: while it has a reconnect
+ * planned before the deadline, the stop is settled only once it answered again, or at the
+ * deadline. Never a third ask; a host that said nothing (no answer in time) is not asked
+ * again. */
+void orphans_stop_retry_when_back(OrphanStop *st);
+/* Whether every host answered; sends that second ask once its host is connected again,
+ * hence not const. */
+int orphans_stop_answered(OrphanStop *st);
+int orphans_stop_settled(OrphanStop *st, int64_t now_ms);
 int64_t orphans_stop_deadline(const OrphanStop *st);
 void orphans_stop_wait(OrphanStop *st);
 int orphans_stop_end(OrphanStop *st);
 void orphans_clear(OrphanList *l);
+/* Marks seen_end each group of l that is not in `lost` (the same trial, machine and group):
+ * at a session's end, every group it saw that no stop left undecided. */
+void orphans_mark_seen_end(OrphanList *l, const OrphanList *lost);
 /* Moves the groups of trials before `trial` on `machine` from `from` to the end of `to`
  * (-1: out of memory, nothing moved). */
 int orphans_take(OrphanList *from, int trial, const char *machine, OrphanList *to);

@@ -126,6 +126,10 @@ void session_stop_leftovers(Session *s, TuneOrphanReportFn report, void *userdat
     if (!s->pool || !s->procs.seen.n)
         return;
     session_stop_wait(s);
+    /* Every group is looked at once more, for safety; only those no stop saw end (a dropped
+     * connection's, a failed command's, one a stop before a trial could not reach) may still
+     * run, and only those are named when their host does not answer. */
+    orphans_mark_seen_end(&s->procs.seen, &s->procs.lost);
     sweep(s, tune_orphans_stop_begin(s->pool, s->journal, &s->procs.seen, "leftover of", 1,
                                      report, userdata));
 }

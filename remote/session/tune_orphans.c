@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/base/plural.h"
+#include "remote/session/sweep_unchecked.h"
 
 void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid,
                         const char *mark)
@@ -41,6 +42,8 @@ struct TuneStop {
     OrphanList *lost; /* before a trial: where a group not stopped goes back */
     int trial;        /* before a trial: its number */
     char what[32];    /* a sweep's lines start with it */
+    char check[48];   /* a sweep's line for a host that did not answer starts with it */
+    HostPool *pool;   /* where the host's login is read for that line */
     int quiet;
     TuneOrphanReportFn report;
     void *userdata;
@@ -63,6 +66,7 @@ static TuneStop *tune_stop_new(TuneJournal *tj, TuneOrphanReportFn report, void 
  * reports and journals it. */
 static void stop_run_begin(TuneStop *st, HostPool *pool, double timeout_s)
 {
+    st->pool = pool;
     st->run = orphans_stop_begin(pool, &st->here, timeout_s);
     if (!st->run)
         for (size_t i = 0; i < st->here.n; i++)
@@ -81,10 +85,16 @@ static TuneStop *sweep_begin(HostPool *pool, TuneJournal *tj, OrphanList *owned,
         return NULL;
     }
     snprintf(st->what, sizeof st->what, "%s", what);
+    snprintf(st->check, sizeof st->check, "%s",
+             strcmp(what, "interrupted") == 0 ? "interrupted trials' check" : "leftover check");
     st->quiet = quiet;
     st->here = *owned;
     *owned = (OrphanList){0};
     stop_run_begin(st, pool, 15);
+    /* A host down at the first ask that the pool connects again within the 15 s is asked once
+     * more, for the groups that may still run there: a sweep is the last look at them. */
+    if (st->run)
+        orphans_stop_retry_when_back(st->run);
     return st;
 }
 
@@ -118,10 +128,47 @@ void tune_stop_wait(TuneStop *st)
         orphans_stop_wait(st->run);
 }
 
+/* A host that did not answer: nothing was checked there, so one line for the host, naming
+ * only the groups that may still run (those a trial's own stop saw end were swept for safety
+ * and say nothing), with how to stop them by hand; those are journaled `not stopped: why`, as
+ * a resume or an operator reading the journal must see them. */
+static void say_unchecked_host(TuneStop *st, size_t first)
+{
+    const Orphan *o = &st->here.items[first];
+    const char *why = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    for (size_t i = first; i < st->here.n; i++) {
+        const Orphan *g = &st->here.items[i];
+        if (g->silent && !g->seen_end && strcmp(g->machine, o->machine) == 0)
+            journal_stop(st->tj, g);
+    }
+    long h = st->pool ? hostpool_find(st->pool, o->machine) : -1;
+    HostInfo info;
+    if (h >= 0)
+        hostpool_info(st->pool, (size_t)h, &info);
+    char *line = sweep_unchecked_line(&st->here, o->machine, h >= 0 ? &info : NULL, st->check, why);
+    if (st->report)
+        st->report(st->userdata, line ? line : "a leftover check: out of memory for its line");
+    free(line);
+}
+
+/* The first silent group of its host in the list (the host's line is said there). */
+static int first_silent_of_host(const OrphanList *l, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (l->items[k].silent && strcmp(l->items[k].machine, l->items[i].machine) == 0)
+            return 0;
+    return 1;
+}
+
 static void sweep_end(TuneStop *st)
 {
     for (size_t i = 0; i < st->here.n; i++) {
         const Orphan *o = &st->here.items[i];
+        if (o->silent) {
+            if (first_silent_of_host(&st->here, i))
+                say_unchecked_host(st, i);
+            continue;
+        }
         if (st->quiet && strcmp(o->result, "gone") == 0)
             continue;
         char line[512];

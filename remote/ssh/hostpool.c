@@ -233,6 +233,7 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
     const Host *h = p->hosts[i];
     *out = (HostInfo){.name = h->conf.name,
                       .host = h->conf.host,
+                      .user = h->conf.user,
                       .state = h->state,
                       .key = h->key,
                       .fingerprint = h->fingerprint,

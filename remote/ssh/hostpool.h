@@ -48,6 +48,8 @@ typedef enum {
 
 typedef struct {
     const char *name, *host;
+    const char *user; /* the inventory's login; "" when ~/.ssh/config (or the local user)
+                       * decides */
     HostState state;
     HostKeyStatus key;
     const char *fingerprint; /* "SHA256:..." once the server key was seen, else "" */

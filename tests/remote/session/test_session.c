@@ -593,8 +593,10 @@ Test(session, on_the_callers_loop_the_quits_stop_of_lost_groups_is_begun_and_end
     cr_assert_eq(session_stop_step(s, deadline), 0);
     cr_assert_not(session_stop_busy(s));
     cr_assert_eq(n_lost_said, 1);
-    cr_assert_str_eq(lost_said[0], "leftover of trial 1: process group 4242 on m0: not stopped: "
-                                   "no answer within 15 s");
+    /* Nothing was checked on m0: said once for the host, with the group and how to stop it. */
+    cr_assert_str_eq(lost_said[0], "leftover check on m0: not checked (m0 did not answer: no "
+                                   "answer within 15 s); trial 1's process group 4242 may still "
+                                   "run: stop it by hand with: ssh 192.0.2.1 kill -KILL -- -4242");
     session_stop_lost(s, keep_line, NULL); /* nothing left: nothing begun */
     cr_assert_not(session_stop_busy(s));
     session_free(s);
@@ -617,7 +619,7 @@ Test(session, the_journals_end_waits_for_a_stop_still_under_way)
         "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
         "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
         "\"type\": \"t\"}]}");
-    HostPoolOptions po = {0};
+    HostPoolOptions po = {.backoff_base_s = 60}; /* no reconnect within the sweep's 15 s */
     s->pool = hostpool_new(&po, &err); /* the session frees it */
     cr_assert_not_null(s->pool, "%s", err.msg);
     cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
@@ -644,6 +646,62 @@ Test(session, the_journals_end_waits_for_a_stop_still_under_way)
     fclose(f);
     cr_assert_eq(stop_seen, 1, "the stop's result journaled");
     cr_assert_not_null(strstr(last, "\"event\":\"ended\""), "%s", last);
+}
+
+/* Regression: at the end of a session with a host down, the sweep said "not stopped: ssh …
+ * failed" for every group ever seen there, those of trials that ended cleanly included. Now
+ * one line for the host says nothing was checked and names only the group no stop saw end,
+ * the one journaled `not stopped`. (A closed port on this machine: refused at once.) */
+Test(session, a_down_host_at_the_end_is_said_unchecked_naming_only_groups_that_may_run)
+{
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
+        "\"type\": \"t\"}]}");
+    HostPoolOptions po = {.backoff_base_s = 60}; /* no reconnect within the sweep's 15 s */
+    s->pool = hostpool_new(&po, &err); /* the session frees it */
+    cr_assert_not_null(s->pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    cr_assert_eq(orphans_add(&s->procs.seen, 1, "m0", 4200, NULL), 0); /* trial 1 ended cleanly */
+    cr_assert_eq(orphans_add(&s->procs.seen, 2, "m0", 4242, NULL), 0); /* its connection dropped */
+    cr_assert_eq(orphans_add(&s->procs.lost, 2, "m0", 4242, NULL), 0);
+    n_lost_said = 0;
+    session_stop_leftovers(s, keep_line, NULL);
+    session_journal_end(s);
+    cr_assert_eq(n_lost_said, 1, "%s", lost_said[1]);
+    cr_assert(strstr(lost_said[0], "leftover check on m0: not checked (m0 did not answer: ") ==
+                  lost_said[0],
+              "%s", lost_said[0]);
+    const char *tail = "); trial 2's process group 4242 may still run: stop it by hand with: "
+                       "ssh -p 1 127.0.0.1 kill -KILL -- -4242";
+    size_t n = strlen(lost_said[0]);
+    cr_assert(n > strlen(tail) && strcmp(lost_said[0] + n - strlen(tail), tail) == 0, "%s",
+              lost_said[0]);
+    cr_assert_null(strstr(lost_said[0], "4200"), "%s", lost_said[0]);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    cluster_free(c);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[4096];
+    int stops = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strstr(line, "\"event\":\"remote_process_stop\""))
+            continue;
+        stops++;
+        cr_assert_not_null(strstr(line, "\"trial\":2,\"machine\":\"m0\",\"pgid\":4242,"), "%s",
+                           line);
+        cr_assert_not_null(strstr(line, "\"result\":\"not stopped: "), "%s", line);
+    }
+    fclose(f);
+    cr_assert_eq(stops, 1, "only the group that may still run is journaled");
 }
 
 /* The file `path` whole (the test's small files). */

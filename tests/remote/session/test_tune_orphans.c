@@ -1,13 +1,18 @@
 /* Which leftover groups are stopped before a trial, and what happens to those whose host
  * does not answer (a pool without that host: nothing reaches SSH). */
 #include <criterion/criterion.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "remote/session/tune_orphans.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/timeout.h"
 
 static int reports;
 
@@ -276,5 +281,65 @@ Test(tune_orphans, the_interrupted_sweep_stops_the_groups_of_the_unfinished_tria
     cr_assert_null(tune_orphans_stop_interrupted_begin(pool, tj, keep_report, NULL));
     tune_journal_free(tj);
     unlink(path);
+    hostpool_free(pool);
+}
+
+/* A sweep whose host refused the first ask (its sshd away) asks once more when the pool
+ * connects it again within the sweep's bound: the group is checked after all, where the
+ * first ask alone left it "not stopped: ssh … failed" with no second look. (A real sshd of
+ * the test's own; the group is one that no longer exists: "gone".) */
+static Sshd sweep_sshd; /* stopped by the test's fini, whatever its assertions */
+
+static void sweep_sshd_fini(void)
+{
+    sshd_fixture_stop(&sweep_sshd);
+}
+
+Test(tune_orphans, a_sweep_asks_a_host_once_more_when_it_is_back_within_the_bound,
+     .timeout = TEST_TIMEOUT_S, .fini = sweep_sshd_fini)
+{
+    sshd_fixture_start(&sweep_sshd, "");
+    sshd_fixture_pause(&sweep_sshd);
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG, .backoff_base_s = 0.2};
+    Error err;
+    HostPool *pool = hostpool_new(&po, &err);
+    cr_assert_not_null(pool, "%s", err.msg);
+    HostConf hc = {.port = sweep_sshd.port, .connect_timeout_s = 5};
+    snprintf(hc.name, sizeof hc.name, "h1");
+    snprintf(hc.host, sizeof hc.host, "127.0.0.1");
+    struct passwd *pw = getpwuid(getuid());
+    cr_assert_not_null(pw);
+    snprintf(hc.user, sizeof hc.user, "%s", pw->pw_name);
+    snprintf(hc.identity, sizeof hc.identity, "%s/id", sweep_sshd.dir);
+    snprintf(hc.known_hosts, sizeof hc.known_hosts, "%s/known_hosts", sweep_sshd.dir);
+    cr_assert_eq(hostpool_add(pool, &hc, &err), 0, "%s", err.msg);
+    /* A group id no process has: a child's, reaped. */
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        _exit(0);
+    }
+    setpgid(child, child);
+    waitpid(child, NULL, 0);
+    OrphanList l = {0};
+    cr_assert_eq(orphans_add(&l, 1, "h1", (long)child, NULL), 0);
+    TuneJournal *tj = tune_journal_new(NULL);
+    n_said = 0;
+    TuneStop *st = tune_orphans_stop_begin(pool, tj, &l, "leftover of", 0, keep_report, NULL);
+    cr_assert_not_null(st);
+    hostpool_run_until_settled(pool, clock_now_ms() + 10000); /* the first ask: refused */
+    HostInfo hi;
+    hostpool_info(pool, 0, &hi);
+    cr_assert_eq(hi.state, HOST_DOWN, "%s", hostpool_state_name(hi.state));
+    sshd_fixture_resume(&sweep_sshd);
+    tune_stop_wait(st);
+    cr_assert_eq(tune_stop_end(st, NULL, 0), 0);
+    cr_assert_eq(n_said, 1);
+    char want[128];
+    snprintf(want, sizeof want, "leftover of trial 1: process group %ld on h1: gone", (long)child);
+    cr_assert_str_eq(said[0], want);
+    orphans_clear(&l);
+    tune_journal_free(tj);
     hostpool_free(pool);
 }
