@@ -13,8 +13,8 @@ static int append_word(char **buf, size_t *len, const char *word)
 {
     int plain = word[0] != 0;
     for (const char *c = word; *c; c++)
-        plain &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                 (*c >= '0' && *c <= '9') || strchr("@%+=:,./_-", *c) != NULL;
+        plain &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                 strchr("@%+=:,./_-", *c) != NULL;
     return plain ? shquote_append_raw(buf, len, word) : shquote_append(buf, len, word);
 }
 
@@ -58,8 +58,9 @@ char *sweep_unchecked_line(const OrphanList *l, const char *machine, const HostI
     for (size_t i = 0; i < l->n; i++)
         n += !l->items[i].seen_end && strcmp(l->items[i].machine, machine) == 0;
     if (n == 0) /* a safety check only: nothing there is known to run */
-        rc |= shquote_append_raw(&buf, &len, "every process group there was seen to end with "
-                                             "its trial");
+        rc |= shquote_append_raw(&buf, &len,
+                                 "every process group there was seen to end with "
+                                 "its trial");
     int last_trial = 0;
     size_t said = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -79,8 +80,9 @@ char *sweep_unchecked_line(const OrphanList *l, const char *machine, const HostI
         said++;
     }
     if (n > 0) {
-        rc |= shquote_append_raw(&buf, &len, n > 1 ? " may still run: stop them by hand with: "
-                                                    : " may still run: stop it by hand with: ");
+        rc |= shquote_append_raw(&buf, &len,
+                                 n > 1 ? " may still run: stop them by hand with: "
+                                       : " may still run: stop it by hand with: ");
         rc |= append_command(&buf, &len, l, machine, host);
     }
     if (rc < 0) {

@@ -31,8 +31,8 @@ Test(sweep_unchecked, names_only_the_groups_that_may_still_run_and_the_command_t
                            "trial 5's 4250 may still run: stop them by hand with: ssh "
                            "h2.example.org kill -KILL -- -4242 -4244 -4250");
     free(line);
-    line = sweep_unchecked_line(&l, "h1", NULL, "interrupted trials' check",
-                                "no answer within 15 s");
+    line =
+        sweep_unchecked_line(&l, "h1", NULL, "interrupted trials' check", "no answer within 15 s");
     cr_assert_str_eq(line, "interrupted trials' check on h1: not checked (h1 did not answer: no "
                            "answer within 15 s); trial 3's process group 4243 may still run: "
                            "stop it by hand with: ssh h1 kill -KILL -- -4243");
