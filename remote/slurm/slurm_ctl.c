@@ -601,12 +601,16 @@ static void stop_on_login(Stoppable *st)
     Error ignored;
     if (!st->interrupt_tried && k->pid_said > 0 && !rexec_exited_ms(k->x)) {
         st->interrupt_tried = 1;
-        char cmd[200];
-        snprintf(cmd, sizeof cmd,
+        char script[200];
+        snprintf(script, sizeof script,
                  "tr '\\0' '\\n' < /proc/%ld/environ 2>/dev/null | "
-                 "grep -qx 'TUNEDECK_SLURM_CALL=%s' && exec kill -INT %ld",
+                 "grep -qx 'TUNEDECK_SLURM_CALL=%s' && kill -INT %ld",
                  k->remote_pid, k->mark, k->remote_pid);
-        if ((st->interrupt = hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored)))
+        const char *argv[] = {"sh", "-c", script}; /* sh's words, whatever the login shell */
+        char *cmd = shquote_argv(argv, 3);
+        st->interrupt = cmd ? hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored) : NULL;
+        free(cmd);
+        if (st->interrupt)
             return; /* its end wakes the loop */
     }
     if (k->pid_said == 0 && !rexec_exited_ms(k->x))
