@@ -6,8 +6,9 @@ BUILD   ?= build
 CFLAGS  ?= -O2 -g
 SAN     ?=
 # Where the binary finds data/, themes/ and examples/ when run from the build tree;
-# TUNEDECK_HOME overrides it at run time.
-CFLAGS  += -DTUNEDECK_SOURCE_DIR=\"$(CURDIR)\"
+# TUNEDECK_HOME overrides it at run time (mk/source_dir.mk).
+include mk/source_dir.mk
+CFLAGS  += $(SOURCE_DIR_FLAG)
 # gcc's -Wformat-truncation flags every deliberate snprintf cut; clang has no such option.
 WNO_TRUNC := $(shell $(CC) -Werror -Wno-format-truncation -E -x c /dev/null >/dev/null 2>&1 \
                && echo -Wno-format-truncation)
@@ -61,14 +62,11 @@ LIB_OBJ    := $(TUI_OBJ) $(REMOTE_OBJ) $(CORE_OBJ)
 # The tail of every benchmark's option parsing (bench/args/benchargs.h), linked into each.
 BENCH_ARGS_OBJ := $(call obj,$(call srcs,bench/args))
 LIBS_ALL   := $(LIBS_TUI) $(LIBS_REMOTE) $(LIBS_CORE)
-# The objects whose sources name TUNEDECK_SOURCE_DIR hold this folder's path: a build tree
-# copied to another checkout, or a moved tree, kept the old one in them (the binary read the
-# old tree's data/, the unit tests its fixtures), since no source changed. They depend on a
-# stamp that records the path, rewritten only when it differs: a move rebuilds them and
-# nothing else. A temporary file of its own per make: suites run make in one tree at once.
+# The objects whose sources name TUNEDECK_SOURCE_DIR hold this folder's path: rebuilt when the
+# tree moves (mk/source_dir.mk). The fuzz tree has a stamp of its own (tests/fuzz/fuzz.mk).
 SOURCE_DIR_STAMP := $(BUILD)/source-dir
-SOURCE_DIR_OBJ   := $(call obj,$(filter-out tests/fuzz/%,$(shell grep -rl --include='*.c' \
-                      TUNEDECK_SOURCE_DIR cmd core remote tui tools tests bench 2>/dev/null)))
+SOURCE_DIR_OBJ   := $(call obj,$(filter-out tests/fuzz/%,$(call source_dir_users,cmd core \
+                      remote tui tools tests bench)))
 
 .PHONY: all deps run test unit bench clean fuzz test-san san-tree install install-node uninstall deb \
         FORCE
@@ -81,9 +79,7 @@ $(BUILD)/%.o: %.c
 
 $(SOURCE_DIR_OBJ): $(SOURCE_DIR_STAMP)
 $(SOURCE_DIR_STAMP): FORCE
-	@mkdir -p $(dir $@)
-	@tmp=$@.$$$$; printf '%s\n' '$(CURDIR)' >$$tmp && \
-	  if cmp -s $$tmp $@; then rm -f $$tmp; else mv -f $$tmp $@; fi
+	@$(write_source_dir_stamp)
 
 $(BUILD)/tunedeck: $(CMD_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $^ $(LIBS_ALL) -o $@

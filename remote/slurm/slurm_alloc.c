@@ -249,6 +249,15 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
             error_set(err, "the session's allocation: stopped while salloc waited for it%s", job);
             return error_mark(err, ERROR_REMOTE);
         }
+        if (queued >= 0 && slurm_alloc_parse_granted(said) == queued) {
+            /* granted, and yet the run failed (a login node's pid line that was none) */
+            char why[ERROR_MSG_MAX];
+            snprintf(why, sizeof why, "%s", err->msg);
+            return error_set(err,
+                             "the session's allocation: %s (job %ld, which salloc was granted, "
+                             "is cancelled)",
+                             why, queued);
+        }
         if (queued >= 0 && (rc < 0 || strstr(said, "queued and waiting for resources"))) {
             /* The controller answered: it queued the job. salloc's own words when its
              * --immediate ends are "Unable to allocate resources: Connection timed out". */
@@ -271,6 +280,21 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
     if (id < 0)
         return error_set(err, "salloc granted no allocation it named (it said: %.200s)",
                          slurm_ctl_last_stderr(c));
+    if (stop && stop(stop_ud)) {
+        /* Granted as the stop came (salloc --no-shell ends as soon as it is): the session
+         * will not run, so its allocation is not handed on to a journal and a close that
+         * follow, but cancelled now, as a job still queued is. */
+        SlurmAlloc granted = {.owned = 1};
+        snprintf(granted.job_id, sizeof granted.job_id, "%ld", id);
+        snprintf(granted.name, sizeof granted.name, "tunedeck-tune-%ld", (long)getpid());
+        if (slurm_alloc_cancel(c, &granted, err) < 0)
+            return -1; /* err names the job and the scancel that releases it */
+        error_set(err,
+                  "the session's allocation: stopped while salloc waited for it (job %ld, "
+                  "granted as it stopped, is cancelled)",
+                  id);
+        return error_mark(err, ERROR_REMOTE);
+    }
     snprintf(a->job_id, sizeof a->job_id, "%ld", id);
     a->owned = 1;
     a->het = groups > 1;

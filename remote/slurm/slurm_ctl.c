@@ -1,6 +1,7 @@
 /* Running Slurm commands here or on the login node (remote/slurm/slurm_ctl.h). */
 #include "remote/slurm/slurm_ctl.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,20 +170,6 @@ static void last_line(const Text *t, char *out, size_t cap)
         snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
 }
 
-typedef struct {
-    Text *out, *errt;
-} LoginLines;
-
-static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
-{
-    (void)x;
-    (void)cut;
-    LoginLines *l = ud;
-    Text *t = stream == STREAM_STDERR ? l->errt : l->out;
-    text_add(t, line, strlen(line));
-    text_add(t, "\n", 1);
-}
-
 /* One command under way: a child here (its two pipes read as they fill), or a channel on the
  * login node's session. Either is stepped by whoever owns the loop. */
 struct SlurmCall {
@@ -195,8 +183,14 @@ struct SlurmCall {
     int exited, status, timed_out;
     /* on the login node */
     RemoteExec *x;
-    LoginLines lines;
-    int rc; /* when done: slurm_ctl_run's return */
+    /* A command that may be stopped there runs under a shell that says its pid first, then
+     * execs it (the same pid), with mark in its environment: slurm_ctl_pid_line. */
+    int announce;
+    char mark[24];         /* TUNEDECK_SLURM_CALL's value there: this call's own */
+    long remote_pid;       /* 0: not said yet */
+    int pid_said;          /* 1: said; -1: a line of that word that is no pid */
+    char bad_pid_line[96]; /* that line, for the error */
+    int rc;                /* when done: slurm_ctl_run's return */
     int done;
     Error err;
 };
@@ -238,16 +232,93 @@ static int start_here(SlurmCall *k, const char *const *argv, Error *err)
     return 0;
 }
 
+int slurm_ctl_pid_line(const char *line, long *pid)
+{
+    static const char word[] = "tunedeck-pid";
+    if (strncmp(line, word, sizeof word - 1) != 0)
+        return 0;
+    const char *p = line + sizeof word - 1;
+    if (*p++ != ' ' || !isdigit((unsigned char)*p))
+        return -1;
+    long v = 0;
+    for (; isdigit((unsigned char)*p); p++)
+        if ((v = v * 10 + (*p - '0')) > 2147483647L) /* pid_t is 32-bit */
+            return -1;
+    if (*p || v < 2) /* pid 1 is init: never a shell of ours */
+        return -1;
+    *pid = v;
+    return 1;
+}
+
+static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
+{
+    (void)x;
+    (void)cut;
+    SlurmCall *k = ud;
+    /* The shell says its pid before it runs the command: what comes before is the login
+     * shell's own (a .bashrc's stty on no tty), kept; from that line on, all is the command's. */
+    if (stream == STREAM_STDERR && k->announce && !k->pid_said) {
+        int said = slurm_ctl_pid_line(line, &k->remote_pid);
+        if (said > 0) {
+            k->pid_said = 1;
+            return;
+        }
+        if (said < 0) {
+            k->pid_said = -1;
+            k->remote_pid = 0;
+            snprintf(k->bad_pid_line, sizeof k->bad_pid_line, "%s", line);
+            return;
+        }
+    }
+    Text *t = stream == STREAM_STDERR ? &k->errt : &k->out;
+    text_add(t, line, strlen(line));
+    text_add(t, "\n", 1);
+}
+
+/* A mark of this call alone, in the command's environment there: a kill for it reaches the
+ * process with its pid only while that process is still the command (not a pid since reused). */
+static void new_mark(char *mark, size_t size)
+{
+    unsigned char r[8];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+        long long t = clock_now_ms();
+        memcpy(r, &t, sizeof r);
+        r[0] ^= (unsigned char)getpid();
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof r && n + 3 <= size; i++)
+        n += (size_t)snprintf(mark + n, size - n, "%02x", r[i]);
+}
+
 static int start_login(SlurmCall *k, const char *const *argv, Error *err)
 {
     size_t n = 0;
     while (argv[n])
         n++;
-    char *cmd = shquote_argv(argv, n);
+    char script[160];
+    const char **run = calloc(n + 5, sizeof *run);
+    if (!run)
+        return error_set(err, "slurm: out of memory");
+    size_t m = 0;
+    if (k->announce) {
+        /* sh, whatever the login shell: $$ is the pid the exec keeps for the command */
+        new_mark(k->mark, sizeof k->mark);
+        snprintf(script, sizeof script,
+                 "TUNEDECK_SLURM_CALL=%s; export TUNEDECK_SLURM_CALL; "
+                 "echo \"tunedeck-pid $$\" >&2; exec \"$@\"",
+                 k->mark);
+        run[m++] = "sh";
+        run[m++] = "-c";
+        run[m++] = script;
+        run[m++] = "sh";
+    }
+    for (size_t i = 0; i < n; i++)
+        run[m++] = argv[i];
+    char *cmd = shquote_argv(run, m);
+    free(run);
     if (!cmd)
         return error_set(err, "slurm: out of memory");
-    k->lines = (LoginLines){&k->out, &k->errt};
-    ExecOptions xo = {.on_line = on_line, .userdata = &k->lines};
+    ExecOptions xo = {.on_line = on_line, .userdata = k};
     k->x = hostpool_exec(k->c->pool, 0, cmd, NULL, 0, &xo, err);
     free(cmd);
     if (!k->x)
@@ -255,7 +326,7 @@ static int start_login(SlurmCall *k, const char *const *argv, Error *err)
     return 0;
 }
 
-SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
+static SlurmCall *call_start(SlurmCtl *c, const char *const *argv, int announce, Error *err)
 {
     SlurmCall *k = calloc(1, sizeof *k);
     if (!k) {
@@ -263,6 +334,7 @@ SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
         return NULL;
     }
     k->c = c;
+    k->announce = announce && c->pool;
     k->fds[0] = k->fds[1] = -1;
     snprintf(k->cmd, sizeof k->cmd, "%s", argv[0]);
     k->deadline_ms = clock_now_ms() + (int64_t)(c->timeout_s * 1000);
@@ -272,6 +344,11 @@ SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
         return NULL;
     }
     return k;
+}
+
+SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
+{
+    return call_start(c, argv, 0, err);
 }
 
 /* A command cut by the timeout. What it said before is kept: sinfo with no slurm.conf at
@@ -347,6 +424,15 @@ static void settle(SlurmCall *k)
     } else if (rc == 0 && k->out.too_long) {
         rc = error_set(&k->err, "%s: more than %d MiB of output", k->cmd, MAX_OUTPUT >> 20);
     }
+    /* Without the pid it said, a stop could not have reached the command: not a run to trust
+     * (a job it was granted is cancelled by the caller, who reads it in the standard error) */
+    if (k->announce && (k->pid_said < 0 || (k->pid_said == 0 && rc == 0)))
+        rc = error_set(&k->err,
+                       "%s on %s: %s%s%s: expected 'tunedeck-pid PID' (the pid of the shell "
+                       "that runs it, said on standard error first)",
+                       k->cmd, k->c->where, k->pid_said ? "its standard error said '" : "",
+                       k->pid_said ? k->bad_pid_line : "no pid line on its standard error",
+                       k->pid_said ? "'" : "");
     k->rc = rc;
     k->done = 1;
 }
@@ -485,15 +571,24 @@ typedef struct {
     int (*stop)(void *);
     void *ud;
     long (*queued)(const char *);
-    int sent;
-    RemoteExec *cancel; /* the login node's scancel of the job the command queued */
+    int stopping;          /* stop said so: what is left of the stop is sent at each wake */
+    int sent;              /* all of it sent */
+    int interrupt_tried;   /* once only: a kill that could not start is not tried again */
+    RemoteExec *interrupt; /* the login node's kill -INT of the command */
+    RemoteExec *cancel;    /* the login node's scancel of the job the command queued */
 } Stoppable;
 
 /* On the login node the command is sshd's session with no pty: a closed channel does not
  * reach it (salloc writes nothing while it waits), and sshd refuses a "signal" request for a
  * root session (no privilege separation after a root login) or a forced command (measured on
- * sshd 9.2). A scancel of the job it queued reaches it whatever the login: salloc hears that
- * its job is revoked and exits. */
+ * sshd 9.2). So the stop is the local one sent from there: `kill -INT` of the pid the shell
+ * said before it became the command, which salloc handles as here, whether or not slurmctld
+ * has answered yet. That pid is the command's only while it runs: the kill is sent only
+ * before its exit status came, and there only to the process whose environment has this
+ * call's mark (a pid freed and reused in between is left alone; no /proc there, none is).
+ * Once that kill has ended, a job the command said it queued or was granted is cancelled
+ * there with scancel, which reaches salloc whatever became of the kill: its job revoked, it
+ * exits. A command not yet started there never starts. */
 static void stop_on_login(Stoppable *st)
 {
     SlurmCall *k = st->k;
@@ -503,12 +598,30 @@ static void stop_on_login(Stoppable *st)
         slurm_call_step(k, NULL, 0, clock_now_ms()); /* no fd of its own wakes the loop */
         return;
     }
+    Error ignored;
+    if (!st->interrupt_tried && k->pid_said > 0 && !rexec_exited_ms(k->x)) {
+        st->interrupt_tried = 1;
+        char script[200];
+        snprintf(script, sizeof script,
+                 "tr '\\0' '\\n' < /proc/%ld/environ 2>/dev/null | "
+                 "grep -qx 'TUNEDECK_SLURM_CALL=%s' && kill -INT %ld",
+                 k->remote_pid, k->mark, k->remote_pid);
+        const char *argv[] = {"sh", "-c", script}; /* sh's words, whatever the login shell */
+        char *cmd = shquote_argv(argv, 3);
+        st->interrupt = cmd ? hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored) : NULL;
+        free(cmd);
+        if (st->interrupt)
+            return; /* its end wakes the loop */
+    }
+    if (k->pid_said == 0 && !rexec_exited_ms(k->x))
+        return; /* the pid line comes before anything the command says: it wakes the loop */
+    if (st->interrupt && !rexec_done(st->interrupt))
+        return;
     long job = st->queued && k->errt.buf ? st->queued(k->errt.buf) : -1;
     if (job < 0)
         return; /* asked again at the next wake: its output wakes it */
     char cmd[48];
     snprintf(cmd, sizeof cmd, "scancel %ld", job);
-    Error ignored;
     st->cancel = hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored);
     st->sent = 1;
 }
@@ -518,8 +631,9 @@ static int stoppable_done(void *ctx)
     Stoppable *st = ctx;
     if (slurm_call_done(st->k))
         return 1;
-    if (!st->stop || st->sent || !st->stop(st->ud))
+    if (!st->stop || st->sent || (!st->stopping && !st->stop(st->ud)))
         return 0;
+    st->stopping = 1;
     if (st->k->c->pool) {
         stop_on_login(st);
         return slurm_call_done(st->k);
@@ -535,16 +649,18 @@ int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, in
 {
     if (out)
         *out = NULL;
-    SlurmCall *k = slurm_call_start(c, argv, err);
+    SlurmCall *k = call_start(c, argv, stop != NULL, err);
     if (!k)
         return -1;
-    Stoppable st = {k, stop, ud, queued, 0, NULL};
+    Stoppable st = {.k = k, .stop = stop, .ud = ud, .queued = queued};
     /* The call's own deadline ends it; the loop's limit is only a backstop. */
     evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
                       clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
     if (!slurm_call_done(k))
         slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
-    rexec_free(st.cancel); /* its channel closed: scancel, sent already, ends there alone */
+    /* their channels closed: kill and scancel, sent already, end there alone */
+    rexec_free(st.interrupt);
+    rexec_free(st.cancel);
     return slurm_call_finish(k, out, err);
 }
 

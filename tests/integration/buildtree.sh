@@ -13,7 +13,7 @@ suite=buildtree
 # than its object: only the stamp, which records the first checkout, can make one stale.
 tree="$(cd "$tmp" && pwd -P)/copy"
 mkdir -p "$tree/build"
-(cd "$root" && cp -Rp Makefile cmd core remote tui tools tests bench "$tree") ||
+(cd "$root" && cp -Rp Makefile mk cmd core remote tui tools tests bench "$tree") ||
     { fail "could not copy the sources"; exit 1; }
 (cd "$build" && cp -p --parents -t "$tree/build" tunedeck source-dir \
     $(find cmd core remote tui -name '*.o' -o -name '*.d')) ||

@@ -172,6 +172,26 @@ Test(slurm_alloc, a_signal_while_salloc_waits_stops_it_at_once)
     free(interrupted);
 }
 
+/* A stop just after salloc was granted its allocation (salloc --no-shell then ends, exit 0)
+ * cancels it before the open fails: it was handed on as the session's before, which began a
+ * journal and released it only at its close. */
+Test(slurm_alloc, a_stop_just_after_the_grant_cancels_the_allocation)
+{
+    char *scancels = NULL;
+    interrupted = NULL;
+    const char *msg =
+        busy_salloc_until("echo 'salloc: Granted job allocation 77' >&2\n"
+                          "trap 'kill $! 2>/dev/null; echo INT > \"$D/interrupted\"; exit 0' INT\n"
+                          "sleep 60 > /dev/null 2>&1 &\n: > \"$D/queued\"\n"
+                          "echo 'salloc: Nodes n1 are ready for job' >&2\nwait\nexit 0\n",
+                          60, signalled_once_queued, &scancels);
+    cr_assert_str_eq(msg, "the session's allocation: stopped while salloc waited for it (job 77, "
+                          "granted as it stopped, is cancelled)");
+    cr_assert_str_eq(scancels, "77\n");
+    free(scancels);
+    free(interrupted);
+}
+
 Test(slurm_alloc, a_busy_partition_is_said_so_and_its_queued_job_cancelled)
 {
     char *scancels = NULL;
