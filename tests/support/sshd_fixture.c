@@ -2,6 +2,7 @@
 #include "tests/support/sshd_fixture.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,11 @@ void sshd_fixture_start(Sshd *d, const char *extra)
 {
     if (access("/usr/sbin/sshd", X_OK) != 0 || system("command -v ssh-keygen > /dev/null") != 0)
         cr_skip_test("no sshd here");
+    /* sshd's privilege-separation folder: a fresh machine's /run (a tmpfs) lacks it until
+     * sshd's own service starts once, and `make unit` alone must not depend on a suite that
+     * made it (tests/sshd-harness.sh does the same) */
+    if (mkdir("/run/sshd", 0755) != 0 && errno != EEXIST)
+        cr_assert_fail("sshd needs /run/sshd, and it cannot be made: %s", strerror(errno));
     snprintf(d->dir, sizeof d->dir, "/tmp/tunedeck-sshd-fixture.XXXXXX");
     cr_assert_not_null(mkdtemp(d->dir));
     d->port = sshd_fixture_free_port();
