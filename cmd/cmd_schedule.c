@@ -229,8 +229,17 @@ static int apply_pins(SchedState *s, const ScheduleArgs *a)
             snprintf(msg, sizeof msg, "--pin: no job named '%s' in the workload", name);
             return schedule_fail(CMD, msg);
         }
-        if (flags_long(CMD, "--pin", eq + 1, 0, 1 << 30, &gpus) < 0)
+        /* A pin of 0 is the core's "no pin" (the console's unpin): on the command line it
+         * was accepted and then did nothing, so an operator meaning "hold it off" was
+         * silently ignored. A second pin of one job silently replaced the first. */
+        if (flags_long(CMD, "--pin", eq + 1, 1, 1 << 30, &gpus) < 0)
             return EXIT_USAGE;
+        for (int k = 0; k < i; k++)
+            if (strncmp(a->pins[k], a->pins[i], (size_t)(eq - a->pins[i]) + 1) == 0) {
+                snprintf(msg, sizeof msg, "--pin: job '%s' pinned twice (%s, then %s): "
+                         "expected one pin per job", name, a->pins[k], a->pins[i]);
+                return schedule_fail(CMD, msg);
+            }
         if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
             snprintf(msg, sizeof msg, "--pin %s: %s", a->pins[i], err.msg);
             return schedule_fail(CMD, msg);

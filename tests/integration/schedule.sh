@@ -149,6 +149,11 @@ expect_error "empty file" --workload "$tmp/empty.csv" --policy tiresias
 expect_error "expected 0..8 GPUs (the usable cluster), found 16" --workload "$fixture" \
     --policy doubling --nodes 2 --pin cifar10-0=16
 expect_error "no job named 'nosuch'" --workload "$fixture" --policy doubling --pin nosuch=2
+# A pin of 0 was accepted and did nothing; a second pin of a job silently replaced the first.
+expect_error "--pin: expected an integer in \[1, " --workload "$fixture" --policy doubling \
+    --pin cifar10-0=0
+expect_error "job 'cifar10-0' pinned twice (cifar10-0=2, then cifar10-0=4)" \
+    --workload "$fixture" --policy doubling --pin cifar10-0=2 --pin cifar10-0=4
 expect_error "unknown policy 'nosuch': expected one of" --workload "$fixture" --policy nosuch
 expect_error "exactly one of" --policy doubling
 expect_error "--drain 'n9': expected a node of the cluster (node00..node01), found 'n9'" \
