@@ -182,4 +182,35 @@ if [ -w /dev/full ]; then
     /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["jobs"] > 0' \
         "$tmp/ev.out" || fail "--events /dev/full lost the summary: $(cat "$tmp/ev.out")"
 fi
+
+# SIGTERM (or Ctrl-C) mid-run: the events decided so far are written, valid JSON lines, the
+# message says where the run stopped, and tunedeck ends by the signal (143). It used to end
+# at once, leaving the --events file it had emptied before the run empty. The signal is sent
+# once the run has used 3 s of CPU (a 200,000-job trace runs for minutes; its setup for well
+# under a second), so it lands mid-run however loaded the machine is.
+"$bin" schedule --arrival-mean 4 --jobs 200000 --nodes 4096 --json --events "$tmp/int.jsonl" \
+    >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo -1; }
+ticks=$(getconf CLK_TCK)
+while :; do
+    t=$(cpu_ticks)
+    [ "$t" -ge 0 ] || fail "the 200,000-job run ended before it was signalled"
+    [ "$t" -lt $((3 * ticks)) ] || break
+    sleep 0.2
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+trap 'rm -rf "$tmp"' EXIT
+[ $rc -eq 143 ] || fail "interrupted run: exit $rc, expected 143: $(cat "$tmp/int.err")"
+grep -q "interrupted at t=[0-9]* s, [0-9]* of 200000 jobs finished, no summary; the events so far are in $tmp/int.jsonl" \
+    "$tmp/int.err" || fail "interrupted run: message: $(cat "$tmp/int.err")"
+[ ! -s "$tmp/int.out" ] || fail "interrupted run printed a summary: $(cat "$tmp/int.out")"
+/usr/bin/python3 - "$tmp/int.jsonl" <<'PY' || fail "interrupted run: events lost or broken"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+assert any(e["event"] == "finish" for e in events), len(events)
+PY
 exit 0
