@@ -280,7 +280,8 @@ static int parse_change(const SchedState *s, const char *text, int drain, NodeCh
                  node);
         return schedule_fail(CMD, msg);
     }
-    char num[64];
+    char num[64], label[300]; /* the whole argument: with several --hold, which one */
+    snprintf(label, sizeof label, "%s '%s'", flag, text);
     if (!drain) {
         if (*rest != '=') {
             snprintf(msg, sizeof msg, "%s '%s': expected NODE=GPUS[@S]", flag, text);
@@ -289,12 +290,12 @@ static int parse_change(const SchedState *s, const char *text, int drain, NodeCh
         size_t n = strcspn(rest + 1, "@");
         snprintf(num, sizeof num, "%.*s", (int)n, rest + 1);
         long g;
-        if (flags_long(CMD, flag, num, 0, sched_node_gpu_count(s, c->node), &g) < 0)
+        if (flags_long(CMD, label, num, 0, sched_node_gpu_count(s, c->node), &g) < 0)
             return EXIT_USAGE;
         c->gpus = (int)g;
         rest += 1 + n;
     }
-    if (*rest == '@' && flags_double(CMD, flag, rest + 1, 0, 1e9, &c->at_s) < 0)
+    if (*rest == '@' && flags_double(CMD, label, rest + 1, 0, 1e9, &c->at_s) < 0)
         return EXIT_USAGE;
     return 0;
 }

@@ -158,8 +158,11 @@ expect_error "unknown policy 'nosuch': expected one of" --workload "$fixture" --
 expect_error "exactly one of" --policy doubling
 expect_error "--drain 'n9': expected a node of the cluster (node00..node01), found 'n9'" \
     --workload "$fixture" --policy doubling --nodes 2 --drain n9
-expect_error "--hold: expected an integer in \[0, 4\], found '5'" --workload "$fixture" \
-    --policy doubling --nodes 2 --hold node01=5
+# The message names the argument: with several --drain and --hold, which one was wrong.
+expect_error "--hold 'node01=5': expected an integer in \[0, 4\], found '5'" --workload "$fixture" \
+    --policy doubling --nodes 2 --hold node00=1 --hold node01=5
+expect_error "--drain 'node01@-5': expected a number in \[0, 1e+09\], found '-5'" \
+    --workload "$fixture" --policy doubling --nodes 2 --drain node00 --drain node01@-5
 printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
