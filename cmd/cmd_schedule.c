@@ -2,6 +2,8 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,8 +231,17 @@ static int apply_pins(SchedState *s, const ScheduleArgs *a)
             snprintf(msg, sizeof msg, "--pin: no job named '%s' in the workload", name);
             return schedule_fail(CMD, msg);
         }
-        if (flags_long(CMD, "--pin", eq + 1, 0, 1 << 30, &gpus) < 0)
+        /* A pin of 0 is the core's "no pin" (the console's unpin): on the command line it
+         * was accepted and then did nothing, so an operator meaning "hold it off" was
+         * silently ignored. A second pin of one job silently replaced the first. */
+        if (flags_long(CMD, "--pin", eq + 1, 1, 1 << 30, &gpus) < 0)
             return EXIT_USAGE;
+        for (int k = 0; k < i; k++)
+            if (strncmp(a->pins[k], a->pins[i], (size_t)(eq - a->pins[i]) + 1) == 0) {
+                snprintf(msg, sizeof msg, "--pin: job '%s' pinned twice (%s, then %s): "
+                         "expected one pin per job", name, a->pins[k], a->pins[i]);
+                return schedule_fail(CMD, msg);
+            }
         if (sched_pin(s, (size_t)job, (int)gpus, &err) < 0) {
             snprintf(msg, sizeof msg, "--pin %s: %s", a->pins[i], err.msg);
             return schedule_fail(CMD, msg);
@@ -269,7 +280,8 @@ static int parse_change(const SchedState *s, const char *text, int drain, NodeCh
                  node);
         return schedule_fail(CMD, msg);
     }
-    char num[64];
+    char num[64], label[300]; /* the whole argument: with several --hold, which one */
+    snprintf(label, sizeof label, "%s '%s'", flag, text);
     if (!drain) {
         if (*rest != '=') {
             snprintf(msg, sizeof msg, "%s '%s': expected NODE=GPUS[@S]", flag, text);
@@ -278,29 +290,66 @@ static int parse_change(const SchedState *s, const char *text, int drain, NodeCh
         size_t n = strcspn(rest + 1, "@");
         snprintf(num, sizeof num, "%.*s", (int)n, rest + 1);
         long g;
-        if (flags_long(CMD, flag, num, 0, sched_node_gpu_count(s, c->node), &g) < 0)
+        if (flags_long(CMD, label, num, 0, sched_node_gpu_count(s, c->node), &g) < 0)
             return EXIT_USAGE;
         c->gpus = (int)g;
         rest += 1 + n;
     }
-    if (*rest == '@' && flags_double(CMD, flag, rest + 1, 0, 1e9, &c->at_s) < 0)
+    if (*rest == '@' && flags_double(CMD, label, rest + 1, 0, 1e9, &c->at_s) < 0)
         return EXIT_USAGE;
+    return 0;
+}
+
+/* SIGINT or SIGTERM during the simulation: a 100,000-job trace runs for minutes, and the
+ * signal used to end it at once, leaving the --events file, opened (emptied) before the run,
+ * empty. Now the run stops at the next chunk of decisions, the events so far are written and
+ * tunedeck then ends by the signal. A signal ignored at start stays ignored. */
+static volatile sig_atomic_t interrupted_by;
+
+static void on_interrupt(int sig)
+{
+    interrupted_by = sig;
+}
+
+static void interrupts_note(struct sigaction old[2])
+{
+    static const int SIGS[2] = {SIGINT, SIGTERM};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 2; i++)
+        if (sigaction(SIGS[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+            sigaction(SIGS[i], &sa, NULL);
+}
+
+/* sched_run to max_s in chunks of 100 decisions, stopping early once a signal is noted. The
+ * decisions are the same as one sched_run's: it steps by the interval either way, and its
+ * stuck guard reads the state, not the call. */
+static int run_until(SchedState *s, double max_s, double interval_s, Error *err)
+{
+    double chunk_s = 100 * interval_s;
+    while (!interrupted_by && !sched_finished(s) && sched_now(s) < max_s)
+        if (sched_run(s, fmin(max_s, sched_now(s) + chunk_s), err) < 0)
+            return -1;
     return 0;
 }
 
 /* Runs the simulation to its end, draining and holding as the arguments ask, in time order:
  * each change takes effect at the first decision at or after its time. */
-static int run_with_changes(SchedState *s, NodeChange *ch, int n, Error *err)
+static int run_with_changes(SchedState *s, NodeChange *ch, int n, double interval_s, Error *err)
 {
     qsort(ch, (size_t)n, sizeof *ch, change_cmp);
-    for (int i = 0; i < n; i++) {
-        if (sched_run(s, ch[i].at_s, err) < 0)
+    for (int i = 0; i < n && !interrupted_by; i++) {
+        if (run_until(s, ch[i].at_s, interval_s, err) < 0)
             return -1;
+        if (interrupted_by)
+            break;
         if ((ch[i].gpus < 0 ? sched_drain_node(s, ch[i].node, 1, err)
                             : sched_hold_gpus(s, ch[i].node, ch[i].gpus, err)) < 0)
             return -1;
     }
-    return sched_run(s, 1e9, err);
+    return run_until(s, 1e9, interval_s, err);
 }
 
 /* The state with its jobs and pins, on the cluster the arguments describe. */
@@ -413,19 +462,37 @@ int cmd_schedule(int argc, char **argv)
     Catalogue *cat = catalogue_load(a.data ? a.data : paths_catalogue(), &err);
     if (!cat)
         return schedule_fail_error(CMD, &err);
+    struct sigaction old_sigs[2];
+    interrupts_note(old_sigs);
     SchedState *s = build_state(&a, cat, &rc);
     NodeChange changes[MAX_CHANGES];
     for (int i = 0; s && rc == 0 && i < a.n_changes; i++)
         rc = parse_change(s, a.changes[i], a.drains[i], &changes[i]);
     FILE *events = s && rc == 0 && a.events ? open_events(a.events, &rc) : NULL;
     int stopped = 0;
-    if (s && rc == 0 && run_with_changes(s, changes, a.n_changes, &err) < 0) {
+    if (s && rc == 0 && run_with_changes(s, changes, a.n_changes, a.cfg.interval_s, &err) < 0) {
         schedule_fail(CMD, err.msg);
         stopped = 1; /* the run failed (it could not end): its events so far are still kept */
     }
     int events_failed = events && write_events(s, events, a.events) != 0;
     if (stopped && rc == 0)
         rc = EXIT_FAILED;
+    if (s && rc == 0 && interrupted_by) {
+        size_t done = 0;
+        for (size_t i = 0; i < sched_job_count(s); i++) {
+            SchedJobInfo info;
+            done += sched_job_info(s, i, &info) == 0 && info.state == SCHED_JOB_DONE;
+        }
+        fprintf(stderr, "tunedeck %s: interrupted at t=%.0f s, %zu of %zu jobs finished, no "
+                "summary%s%s\n", CMD, sched_now(s), done, sched_job_count(s),
+                a.events ? "; the events so far are in " : "", a.events ? a.events : "");
+        sched_free(s);
+        catalogue_free(cat);
+        int sig = interrupted_by;
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
+    }
     if (s && rc == 0) {
         SchedSummary m;
         sched_summary(s, &m);

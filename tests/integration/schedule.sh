@@ -149,12 +149,20 @@ expect_error "empty file" --workload "$tmp/empty.csv" --policy tiresias
 expect_error "expected 0..8 GPUs (the usable cluster), found 16" --workload "$fixture" \
     --policy doubling --nodes 2 --pin cifar10-0=16
 expect_error "no job named 'nosuch'" --workload "$fixture" --policy doubling --pin nosuch=2
+# A pin of 0 was accepted and did nothing; a second pin of a job silently replaced the first.
+expect_error "--pin: expected an integer in \[1, " --workload "$fixture" --policy doubling \
+    --pin cifar10-0=0
+expect_error "job 'cifar10-0' pinned twice (cifar10-0=2, then cifar10-0=4)" \
+    --workload "$fixture" --policy doubling --pin cifar10-0=2 --pin cifar10-0=4
 expect_error "unknown policy 'nosuch': expected one of" --workload "$fixture" --policy nosuch
 expect_error "exactly one of" --policy doubling
 expect_error "--drain 'n9': expected a node of the cluster (node00..node01), found 'n9'" \
     --workload "$fixture" --policy doubling --nodes 2 --drain n9
-expect_error "--hold: expected an integer in \[0, 4\], found '5'" --workload "$fixture" \
-    --policy doubling --nodes 2 --hold node01=5
+# The message names the argument: with several --drain and --hold, which one was wrong.
+expect_error "--hold 'node01=5': expected an integer in \[0, 4\], found '5'" --workload "$fixture" \
+    --policy doubling --nodes 2 --hold node00=1 --hold node01=5
+expect_error "--drain 'node01@-5': expected a number in \[0, 1e+09\], found '-5'" \
+    --workload "$fixture" --policy doubling --nodes 2 --drain node00 --drain node01@-5
 printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
@@ -177,4 +185,35 @@ if [ -w /dev/full ]; then
     /usr/bin/python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["jobs"] > 0' \
         "$tmp/ev.out" || fail "--events /dev/full lost the summary: $(cat "$tmp/ev.out")"
 fi
+
+# SIGTERM (or Ctrl-C) mid-run: the events decided so far are written, valid JSON lines, the
+# message says where the run stopped, and tunedeck ends by the signal (143). It used to end
+# at once, leaving the --events file it had emptied before the run empty. The signal is sent
+# once the run has used 3 s of CPU (a 200,000-job trace runs for minutes; its setup for well
+# under a second), so it lands mid-run however loaded the machine is.
+"$bin" schedule --arrival-mean 4 --jobs 200000 --nodes 4096 --json --events "$tmp/int.jsonl" \
+    >"$tmp/int.out" 2>"$tmp/int.err" &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo -1; }
+ticks=$(getconf CLK_TCK)
+while :; do
+    t=$(cpu_ticks)
+    [ "$t" -ge 0 ] || fail "the 200,000-job run ended before it was signalled"
+    [ "$t" -lt $((3 * ticks)) ] || break
+    sleep 0.2
+done
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+trap 'rm -rf "$tmp"' EXIT
+[ $rc -eq 143 ] || fail "interrupted run: exit $rc, expected 143: $(cat "$tmp/int.err")"
+grep -q "interrupted at t=[0-9]* s, [0-9]* of 200000 jobs finished, no summary; the events so far are in $tmp/int.jsonl" \
+    "$tmp/int.err" || fail "interrupted run: message: $(cat "$tmp/int.err")"
+[ ! -s "$tmp/int.out" ] || fail "interrupted run printed a summary: $(cat "$tmp/int.out")"
+/usr/bin/python3 - "$tmp/int.jsonl" <<'PY' || fail "interrupted run: events lost or broken"
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+assert any(e["event"] == "finish" for e in events), len(events)
+PY
 exit 0
