@@ -149,9 +149,30 @@ static int check_links(const char *file, Error *err)
     return 0;
 }
 
+/* A folder or an unreadable file named as known_hosts would read as empty, every host
+ * "not in" it, the setting's mistake shown as an unknown key (and, accepting new keys, a
+ * write into a folder): said here, with the path and what was expected. Missing is fine:
+ * knownhosts_append creates it. */
+static int check_readable(const char *file, Error *err)
+{
+    struct stat st;
+    if (stat(file, &st) < 0)
+        return errno == ENOENT ? 0 : error_set(err, "cannot read known_hosts file %s: %s", file,
+                                               strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return error_set(err, "known_hosts file %s is a directory, not a known_hosts file",
+                         file);
+    if (!S_ISREG(st.st_mode))
+        return error_set(err, "known_hosts file %s is not a regular file", file);
+    if (access(file, R_OK) < 0)
+        return error_set(err, "cannot read known_hosts file %s: %s", file, strerror(errno));
+    return 0;
+}
+
 int knownhosts_check_private(const char *file, Error *err)
 {
-    if (check_file_and_folder(file, err) < 0 || check_links(file, err) < 0)
+    if (check_file_and_folder(file, err) < 0 || check_links(file, err) < 0 ||
+        check_readable(file, err) < 0)
         return -1;
     /* A link is only as safe as the folder of what it points to: whoever can write that
      * folder can put another file in its place. */

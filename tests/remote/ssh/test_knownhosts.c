@@ -114,6 +114,29 @@ Test(knownhosts, a_file_or_folder_others_can_write_is_not_trusted)
     chmod(sub, 0700);
 }
 
+/* Regression: a known_hosts setting naming a folder read as an empty file, so every host
+ * was "not in" it (an unknown key) instead of the setting being wrong; an unreadable file
+ * likewise. The check names the path and what was expected. */
+Test(knownhosts, a_folder_or_unreadable_file_is_not_a_known_hosts_file)
+{
+    char sub[128], file[160];
+    snprintf(sub, sizeof sub, "%s/kh", dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    Error err;
+    cr_assert_eq(knownhosts_check_private(sub, &err), -1);
+    cr_assert(strstr(err.msg, sub) && strstr(err.msg, "is a directory, not a known_hosts file"),
+              "%s", err.msg);
+    snprintf(file, sizeof file, "%s/known_hosts", sub);
+    write_file(file, "h ssh-ed25519 AAAA\n");
+    chmod(file, 0200);
+    if (geteuid() != 0) {
+        cr_assert_eq(knownhosts_check_private(file, &err), -1);
+        cr_assert(strstr(err.msg, file) && strstr(err.msg, "Permission denied"), "%s", err.msg);
+    }
+    chmod(file, 0600);
+    cr_assert_eq(knownhosts_check_private(file, &err), 0, "%s", err.msg);
+}
+
 Test(knownhosts, a_file_of_another_user_is_not_trusted)
 {
     if (geteuid() != 0)
