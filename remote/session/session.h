@@ -80,7 +80,7 @@ typedef struct {
      * NULL: never). Both with report_userdata. */
     TuneOrphanReportFn on_close_report;
     int (*close_interrupted)(void *userdata);
-    /* Asked while the Slurm allocation's salloc waits (here, not through a login node): when
+    /* Asked while the Slurm allocation's salloc waits (here or on a login node): when
      * nonzero (the operator's interrupt) salloc is stopped, its queued job revoked, and the
      * open fails. With report_userdata; NULL: salloc waits its own --immediate. */
     int (*open_interrupted)(void *userdata);

@@ -1,7 +1,6 @@
 /* Running Slurm commands here or on the login node (remote/slurm/slurm_ctl.h). */
 #include "remote/slurm/slurm_ctl.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -9,13 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/base/childsig.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
+#include "remote/slurm/slurm_loginstop.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -184,7 +183,7 @@ struct SlurmCall {
     /* on the login node */
     RemoteExec *x;
     /* A command that may be stopped there runs under a shell that says its pid first, then
-     * execs it (the same pid), with mark in its environment: slurm_ctl_pid_line. */
+     * execs it (the same pid), with mark in its environment: slurm_loginstop.h. */
     int announce;
     char mark[24];         /* TUNEDECK_SLURM_CALL's value there: this call's own */
     long remote_pid;       /* 0: not said yet */
@@ -232,24 +231,6 @@ static int start_here(SlurmCall *k, const char *const *argv, Error *err)
     return 0;
 }
 
-int slurm_ctl_pid_line(const char *line, long *pid)
-{
-    static const char word[] = "tunedeck-pid";
-    if (strncmp(line, word, sizeof word - 1) != 0)
-        return 0;
-    const char *p = line + sizeof word - 1;
-    if (*p++ != ' ' || !isdigit((unsigned char)*p))
-        return -1;
-    long v = 0;
-    for (; isdigit((unsigned char)*p); p++)
-        if ((v = v * 10 + (*p - '0')) > 2147483647L) /* pid_t is 32-bit */
-            return -1;
-    if (*p || v < 2) /* pid 1 is init: never a shell of ours */
-        return -1;
-    *pid = v;
-    return 1;
-}
-
 static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line, int cut)
 {
     (void)x;
@@ -275,21 +256,6 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     text_add(t, "\n", 1);
 }
 
-/* A mark of this call alone, in the command's environment there: a kill for it reaches the
- * process with its pid only while that process is still the command (not a pid since reused). */
-static void new_mark(char *mark, size_t size)
-{
-    unsigned char r[8];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-        long long t = clock_now_ms();
-        memcpy(r, &t, sizeof r);
-        r[0] ^= (unsigned char)getpid();
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof r && n + 3 <= size; i++)
-        n += (size_t)snprintf(mark + n, size - n, "%02x", r[i]);
-}
-
 static int start_login(SlurmCall *k, const char *const *argv, Error *err)
 {
     size_t n = 0;
@@ -301,12 +267,8 @@ static int start_login(SlurmCall *k, const char *const *argv, Error *err)
         return error_set(err, "slurm: out of memory");
     size_t m = 0;
     if (k->announce) {
-        /* sh, whatever the login shell: $$ is the pid the exec keeps for the command */
-        new_mark(k->mark, sizeof k->mark);
-        snprintf(script, sizeof script,
-                 "TUNEDECK_SLURM_CALL=%s; export TUNEDECK_SLURM_CALL; "
-                 "echo \"tunedeck-pid $$\" >&2; exec \"$@\"",
-                 k->mark);
+        slurm_loginstop_mark(k->mark, sizeof k->mark);
+        slurm_loginstop_wrapper(k->mark, script, sizeof script);
         run[m++] = "sh";
         run[m++] = "-c";
         run[m++] = script;
@@ -598,18 +560,9 @@ static void stop_on_login(Stoppable *st)
         slurm_call_step(k, NULL, 0, clock_now_ms()); /* no fd of its own wakes the loop */
         return;
     }
-    Error ignored;
     if (!st->interrupt_tried && k->pid_said > 0 && !rexec_exited_ms(k->x)) {
         st->interrupt_tried = 1;
-        char script[200];
-        snprintf(script, sizeof script,
-                 "tr '\\0' '\\n' < /proc/%ld/environ 2>/dev/null | "
-                 "grep -qx 'TUNEDECK_SLURM_CALL=%s' && kill -INT %ld",
-                 k->remote_pid, k->mark, k->remote_pid);
-        const char *argv[] = {"sh", "-c", script}; /* sh's words, whatever the login shell */
-        char *cmd = shquote_argv(argv, 3);
-        st->interrupt = cmd ? hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored) : NULL;
-        free(cmd);
+        st->interrupt = slurm_loginstop_interrupt(k->c->pool, k->remote_pid, k->mark);
         if (st->interrupt)
             return; /* its end wakes the loop */
     }
@@ -620,9 +573,7 @@ static void stop_on_login(Stoppable *st)
     long job = st->queued && k->errt.buf ? st->queued(k->errt.buf) : -1;
     if (job < 0)
         return; /* asked again at the next wake: its output wakes it */
-    char cmd[48];
-    snprintf(cmd, sizeof cmd, "scancel %ld", job);
-    st->cancel = hostpool_exec_now(k->c->pool, 0, cmd, NULL, 0, NULL, &ignored);
+    st->cancel = slurm_loginstop_cancel(k->c->pool, job);
     st->sent = 1;
 }
 

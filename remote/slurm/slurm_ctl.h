@@ -34,7 +34,7 @@ int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
 /* slurm_ctl_run, asking stop(ud) whenever the wait wakes (a signal wakes it): once it says
  * so, a command run here gets SIGINT in its process group (salloc then revokes the job it
  * queued and exits at once) and is waited for as before. On a login node the command runs
- * under a shell that says its pid first (slurm_ctl_pid_line) and execs it; the stop is a
+ * under a shell that says its pid first (slurm_loginstop.h) and execs it; the stop is a
  * `kill -INT` of that pid there, sent while the command runs, to it alone (its environment
  * has a mark of this call). Then the job it queued or was granted, queued(its standard
  * error so far) (-1: none yet, asked again at each wake), is cancelled there with scancel
@@ -42,12 +42,6 @@ int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
  * stop NULL: slurm_ctl_run. */
 int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
                             void *ud, long (*queued)(const char *), Error *err);
-
-/* Pure: whether a line of a stoppable command's standard error on the login node is the pid
- * its shell says first, "tunedeck-pid PID": 1 with *pid; 0 when the line is another (the login
- * shell's own words before it); -1 when it starts with that word but is no such line (a
- * stoppable command that says one fails, with what was expected). */
-int slurm_ctl_pid_line(const char *line, long *pid);
 
 /* The same command without waiting for it: started now, stepped by the caller's loop (its
  * fds and its deadline: a child's pipes here, the login node's SSH session there), and

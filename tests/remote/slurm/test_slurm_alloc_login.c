@@ -14,6 +14,7 @@
 
 #include "core/base/readall.h"
 #include "remote/slurm/slurm_alloc.h"
+#include "remote/slurm/slurm_loginstop.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/sshd_fixture.h"
