@@ -10,6 +10,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/interrupts.h"
 #include "cmd/paths.h"
 #include "cmd/schedule_cli.h"
 #include "core/base/exitcode.h"
@@ -311,18 +312,6 @@ static void on_interrupt(int sig)
     interrupted_by = sig;
 }
 
-static void interrupts_note(struct sigaction old[2])
-{
-    static const int SIGS[2] = {SIGINT, SIGTERM};
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 2; i++)
-        if (sigaction(SIGS[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
-            sigaction(SIGS[i], &sa, NULL);
-}
-
 /* sched_run to max_s in chunks of 100 decisions, stopping early once a signal is noted. The
  * decisions are the same as one sched_run's: it steps by the interval either way, and its
  * stuck guard reads the state, not the call. */
@@ -462,8 +451,8 @@ int cmd_schedule(int argc, char **argv)
     Catalogue *cat = catalogue_load(a.data ? a.data : paths_catalogue(), &err);
     if (!cat)
         return schedule_fail_error(CMD, &err);
-    struct sigaction old_sigs[2];
-    interrupts_note(old_sigs);
+    Interrupts old_sigs;
+    interrupts_catch(&old_sigs, on_interrupt);
     SchedState *s = build_state(&a, cat, &rc);
     NodeChange changes[MAX_CHANGES];
     for (int i = 0; s && rc == 0 && i < a.n_changes; i++)

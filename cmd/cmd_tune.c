@@ -9,6 +9,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/interrupts.h"
 #include "cmd/paths.h"
 #include "cmd/tune_interrupted.h"
 #include "cmd/tune_report.h"
@@ -262,10 +263,7 @@ static int open_interrupted(void *userdata)
     return interrupted_by != 0;
 }
 
-static const int INTERRUPTS[2] = {SIGINT, SIGTERM};
-
-static void interrupts_note(struct sigaction old[2]);
-static void interrupts_restore(const struct sigaction old[2]);
+static void interrupts_note(Interrupts *saved);
 
 /* Closes the session; a Slurm allocation it could not release (the login node down at the
  * end, past the wait for it) is said plainly, with the command that releases it: left in
@@ -275,15 +273,15 @@ static void interrupts_restore(const struct sigaction old[2]);
  * tunedeck as it would have, after the message (the caller sees interrupted_by). */
 static int close_session(Session *ses)
 {
-    struct sigaction old[2];
+    Interrupts old;
     int signalled = interrupted_by != 0;
     if (!signalled)
-        interrupts_note(old);
+        interrupts_note(&old);
     interrupts_before_close = interrupts;
     closing = 1;
     session_close(ses);
     if (!signalled)
-        interrupts_restore(old);
+        interrupts_restore(&old);
     if (!session_alloc_left(ses))
         return 0;
     fprintf(stderr, "tunedeck tune: %s\n", session_alloc_left(ses));
@@ -307,21 +305,9 @@ static void wake_only(void *ctx, int64_t now_ms)
  * process group, which the terminal's Ctrl-C does not reach) ended tunedeck and left salloc
  * to be granted an allocation no one released; now the session opens, then is closed,
  * releasing it. A signal ignored at start stays ignored. */
-static void interrupts_note(struct sigaction old[2])
+static void interrupts_note(Interrupts *saved)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_interrupt;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 2; i++)
-        if (sigaction(INTERRUPTS[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
-            sigaction(INTERRUPTS[i], &sa, NULL);
-}
-
-static void interrupts_restore(const struct sigaction old[2])
-{
-    for (int i = 0; i < 2; i++)
-        sigaction(INTERRUPTS[i], &old[i], NULL);
+    interrupts_catch(saved, on_interrupt);
 }
 
 /* Runs the session until its budget is spent, or until a signal noted (interrupts_note):
@@ -354,11 +340,11 @@ int cmd_tune(int argc, char **argv)
         spec.close_interrupted = close_interrupted;
         spec.open_interrupted = open_interrupted;
     }
-    struct sigaction old_handlers[2];
-    interrupts_note(old_handlers);
+    Interrupts old_handlers;
+    interrupts_note(&old_handlers);
     if (rc || (rc = open_session(&a, ses, &spec))) {
         session_free(ses);
-        interrupts_restore(old_handlers);
+        interrupts_restore(&old_handlers);
         if (interrupted_by) { /* what failed may be the signal's doing: end as it would */
             signal(interrupted_by, SIG_DFL);
             kill(getpid(), interrupted_by);
@@ -372,7 +358,7 @@ int cmd_tune(int argc, char **argv)
     TuneEnding e = {.signal = run_interruptible(t), .ses = ses, .budget = spec.budget,
                     .seed = spec.seed, .json = a.json};
     if (!e.signal) /* done: a signal from here on ends tunedeck as it would have */
-        interrupts_restore(old_handlers);
+        interrupts_restore(&old_handlers);
     /* A session stopped early on an error (a leftover group it cannot stop, a journal it
      * cannot write, an optimizer that failed) did not do the work asked: it ends EXIT_FAILED
      * whatever it measured before, which it still prints and its journal keeps to resume.
@@ -419,7 +405,7 @@ int cmd_tune(int argc, char **argv)
         }
         close_session(ses);
         session_free(ses);
-        interrupts_restore(old_handlers);
+        interrupts_restore(&old_handlers);
         signal(e.signal, SIG_DFL);
         kill(getpid(), e.signal);
         return 128 + e.signal;
