@@ -505,13 +505,27 @@ def save_checkpoint(path, step, data):
     header = "%s step=%d bytes=%d crc32=%08x\n" % (_CKPT_MAGIC, step, len(data),
                                                     zlib.crc32(data) & 0xffffffff)
     tmp = path + ".tmp"
-    with open(tmp, "wb") as f:  # truncates a stale .tmp of a killed save
-        f.write(header.encode("ascii"))
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(os.path.dirname(os.path.abspath(path)))
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        with open(tmp, "wb") as f:  # truncates a stale .tmp of a killed save
+            f.write(header.encode("ascii"))
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        _fsync_dir(folder)
+    except OSError as e:
+        # The bare error named only the .tmp; say which checkpoint, and why in the
+        # operator's words. The old checkpoint, if any, is untouched.
+        if not os.path.isdir(folder):
+            why = "its folder %s does not exist" % folder
+        elif os.path.isdir(path):
+            why = "it names a folder, expected a file"
+        else:
+            why = e.strerror or str(e)
+        if os.path.isfile(tmp):
+            os.remove(tmp)
+        raise CheckpointError("checkpoint %s: cannot be written: %s" % (path, why)) from e
 
 
 def load_checkpoint(path, load=None):

@@ -466,6 +466,21 @@ class Checkpoint(unittest.TestCase):
                 tunedeck_trial.load_checkpoint(self.path)
             self.assertNotIn("\n", str(cm.exception))
 
+    def test_a_save_that_cannot_be_written_names_the_checkpoint_and_why(self):
+        # Regression: a save into a folder that does not exist raised a bare FileNotFoundError
+        # naming only the temporary file "….ckpt.tmp".
+        missing = os.path.join(self.dir.name, "no-such-folder", "job.ckpt")
+        with self.assertRaisesRegex(tunedeck_trial.CheckpointError,
+                                    "^checkpoint %s: cannot be written: its folder %s does not "
+                                    "exist$" % (missing, os.path.dirname(missing))):
+            tunedeck_trial.save_checkpoint(missing, 1, b"state")
+        os.mkdir(self.path)  # the checkpoint's path names a folder
+        with self.assertRaisesRegex(tunedeck_trial.CheckpointError,
+                                    "^checkpoint %s: cannot be written: it names a folder, "
+                                    "expected a file$" % self.path):
+            tunedeck_trial.save_checkpoint(self.path, 1, b"state")
+        self.assertEqual(os.listdir(self.dir.name), ["job.ckpt"], "no .tmp left behind")
+
     def test_a_loader_that_refuses_is_one_line_naming_the_file(self):
         tunedeck_trial.save_checkpoint(self.path, 7, b"other model")
 
