@@ -329,7 +329,7 @@ static int run_until(SchedState *s, double max_s, double interval_s, Error *err)
 static int run_with_changes(SchedState *s, NodeChange *ch, int n, double interval_s, Error *err)
 {
     qsort(ch, (size_t)n, sizeof *ch, change_cmp);
-    for (int i = 0; i < n && !interrupted_by; i++) {
+    for (int i = 0; i < n; i++) {
         if (run_until(s, ch[i].at_s, interval_s, err) < 0)
             return -1;
         if (interrupted_by)
@@ -467,13 +467,10 @@ int cmd_schedule(int argc, char **argv)
     if (stopped && rc == 0)
         rc = EXIT_FAILED;
     if (s && rc == 0 && interrupted_by) {
-        size_t done = 0;
-        for (size_t i = 0; i < sched_job_count(s); i++) {
-            SchedJobInfo info;
-            done += sched_job_info(s, i, &info) == 0 && info.state == SCHED_JOB_DONE;
-        }
+        SchedSummary so_far;
+        sched_summary(s, &so_far);
         fprintf(stderr, "tunedeck %s: interrupted at t=%.0f s, %zu of %zu jobs finished, no "
-                "summary%s%s\n", CMD, sched_now(s), done, sched_job_count(s),
+                "summary%s%s\n", CMD, sched_now(s), so_far.done, so_far.jobs,
                 a.events ? "; the events so far are in " : "", a.events ? a.events : "");
         sched_free(s);
         catalogue_free(cat);

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include "core/base/clock.h"
 #include "core/base/error.h"
+#include "core/base/secret.h"
 #include "remote/ssh/shquote.h"
 
 /* A mark of this call alone, in the command's environment there: a kill for it reaches the
@@ -17,7 +17,8 @@
 void slurm_loginstop_mark(char *mark, size_t size)
 {
     unsigned char r[8];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
+    Error ignored;
+    if (secret_random(r, sizeof r, &ignored) < 0) { /* neither getrandom nor /dev/urandom */
         long long t = clock_now_ms();
         memcpy(r, &t, sizeof r);
         r[0] ^= (unsigned char)getpid();
