@@ -9,10 +9,7 @@
 void schedule_usage(FILE *out, const char *text)
 {
     fputs(text, out);
-    fputs("policies:", out);
-    for (const char *const *p = sched_policy_names(); *p; p++)
-        fprintf(out, " %s", *p);
-    fputs(" (also: precompute, exploratory)\n", out);
+    fprintf(out, "policies: %s\n", sched_policy_names_joined());
 }
 
 int schedule_fail(const char *cmd, const char *msg)

@@ -25,8 +25,8 @@ size_t registry_count(const Registry *r);
 /* The i-th name in table order, NULL past the end. */
 const char *registry_name(const Registry *r, size_t i);
 
-/* Writes the names in table order joined by ", " into buf (cap bytes, always terminated,
- * cut when short) and returns buf. Aliases are not listed. */
+/* Writes the names in table order joined by ", ", then " (also: ALIAS, ...)" for the aliases
+ * that name an entry, into buf (cap bytes, always terminated, cut when short); returns buf. */
 char *registry_names(const Registry *r, char *buf, size_t cap);
 
 #endif

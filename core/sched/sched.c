@@ -24,6 +24,11 @@ const char *const *sched_policy_names(void)
     return policy_names();
 }
 
+const char *sched_policy_names_joined(void)
+{
+    return policy_names_joined();
+}
+
 int sched_usable_gpus(const SchedState *s)
 {
     return s->usable_gpus;

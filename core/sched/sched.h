@@ -56,6 +56,8 @@ typedef struct {
 void sched_config_default(SchedConfig *cfg);
 /* NULL-terminated list of policy names, for --help and the console's chooser. */
 const char *const *sched_policy_names(void);
+/* The same names joined by ", ", then " (also: ...)" for their aliases: for help and errors. */
+const char *sched_policy_names_joined(void);
 
 typedef struct {
     const char *name;  /* copied */

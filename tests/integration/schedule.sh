@@ -84,7 +84,7 @@ PY
 # start or mid-run): every policy finishes, nothing runs on the drained node, and a job
 # asking 8 GPUs of 4 usable runs on 4. Under `timeout`, so a scheduler that never finishes
 # fails here instead of hanging the suite (doubling-explore and tiresias did).
-for p in $("$bin" schedule --help | sed -n 's/^policies: \([^(]*\).*/\1/p'); do
+for p in $("$bin" schedule --help | sed -n 's/^policies: \([^(]*\).*/\1/p' | tr -d ,); do
     for drain in "--drain node01" "--drain node01@900 --hold node00=1@3000"; do
         # shellcheck disable=SC2086 # $drain is two or four words
         timeout 120 "$bin" schedule --workload "$fixture" --policy "$p" --nodes 2 $drain \

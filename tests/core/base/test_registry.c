@@ -30,10 +30,12 @@ Test(registry, unknown_names_aliases_to_nothing_and_null_find_nothing)
     cr_assert_null(registry_find(&bare, "first"));
 }
 
-Test(registry, lists_names_in_table_order_without_aliases)
+Test(registry, lists_names_in_table_order_then_the_aliases_that_name_an_entry)
 {
     char buf[64];
-    cr_assert_str_eq(registry_names(&REG, buf, sizeof buf), "alpha, beta, gamma");
+    cr_assert_str_eq(registry_names(&REG, buf, sizeof buf), "alpha, beta, gamma (also: first)");
+    cr_assert_str_eq(registry_names(&(Registry){REG.entries, NULL}, buf, sizeof buf),
+                     "alpha, beta, gamma");
     cr_assert_eq(registry_count(&REG), 3);
     cr_assert_str_eq(registry_name(&REG, 1), "beta");
     cr_assert_null(registry_name(&REG, 3));
