@@ -70,6 +70,15 @@ static int slurm_node_command(App *a, const char *word, const char *arg)
         app_message(a, 1, ":%s: a node update is still running; wait for its answer", word);
         return -1;
     }
+    /* Slurm resumes a node drained, down or failed: one it lists in use or idle since our
+     * last update has nothing to undo (scontrol would refuse it after the question) */
+    const SlurmNode *listed = word[0] == 'd' ? NULL : slurm_desk_listed_node(a->slurm, node);
+    if (listed && (listed->state == SLURM_NODE_IDLE || listed->state == SLURM_NODE_MIXED ||
+                   listed->state == SLURM_NODE_ALLOC)) {
+        app_message(a, 1, ":%s: %s is not drained or down in Slurm (it lists it %s; nothing done)",
+                    word, node, listed->state_raw);
+        return -1;
+    }
     a->confirm_drain = 1;
     a->drain_on = word[0] == 'd';
     snprintf(a->drain_node, sizeof a->drain_node, "%s", node);
