@@ -106,8 +106,8 @@ static int node_unchanged(App *a, const SchedState *st, int node, const char *wo
         app_message(a, 1, ":undrain: %s is not drained (nothing done)", name);
     else if (word[0] == 'u' && !ours)
         app_message(a, 1,
-                    ":undrain: %s was not drained with :drain: its host is down or Slurm "
-                    "drained it, and it is used again when that ends (nothing done)",
+                    ":undrain: %s is out for the cluster's reason (host down or unusable, "
+                    "Slurm's drain), not by :drain: used again when that ends (nothing done)",
                     name);
     else
         return 0;

@@ -211,9 +211,11 @@ Test(command_sched, undrain_of_a_node_only_the_backend_drained_says_it_stays_out
     Error err;
     cr_assert_eq(sched_drain_node_by(st, 5, SCHED_DRAIN_BACKEND, 1, &err), 0, "%s", err.msg);
     cr_assert_eq(command_run(sa, "undrain node05"), -1);
-    cr_assert(strstr(sa->message, ":undrain: node05 was not drained with :drain"), "%s",
+    cr_assert(strstr(sa->message, ":undrain: node05 is out for the cluster's reason"), "%s",
               sa->message);
-    cr_assert(strstr(sa->message, "(nothing done)"), "%s", sa->message);
+    cr_assert(strstr(sa->message, "not by :drain: used again when that ends (nothing done)"), "%s",
+              sa->message);
+    cr_assert_leq(draw_wrapped_lines(80, 3, sa->message), 2, "%s", sa->message);
     cr_assert(sched_node_drained(st, 5));
 }
 
