@@ -11,6 +11,31 @@
 #include "tui/command.h"
 #include "tui/theme.h"
 
+/* "n1, n2, n3, n4" (every node, when they fit in cap), else "node00 ... node15, 16 in all":
+ * what a refused node name is told it could have been. */
+static void node_list(const char *(*name)(const void *, int), const void *from, int n, char *out,
+                      size_t cap)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < n && used < cap; i++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? ", " : "", name(from, i));
+    if (used >= cap && n > 1)
+        snprintf(out, cap, "%s ... %s, %d in all", name(from, 0), name(from, n - 1), n);
+}
+
+static const char *sched_name(const void *st, int i)
+{
+    return sched_node_name(st, i);
+}
+
+static const char *slurm_name(const void *ns, int i)
+{
+    return ((const SlurmNodes *)ns)->v[i].name;
+}
+
+enum { NODE_LIST_CAP = 64 }; /* with its message, two rows at 80 columns */
+
 /* On a Slurm cluster `drain NODE [REASON]`, `undrain NODE` (and `resume NODE` when no
  * scheduler job has that name) are Slurm's own: no new job or step starts on a drained node
  * and those running finish, as the scheduler's drain places nothing new there. Asked
@@ -19,10 +44,22 @@ static int slurm_node_command(App *a, const char *word, const char *arg)
 {
     char node[64] = "", reason[96] = "";
     sscanf(arg, "%63s %95[^\n]", node, reason);
-    if (!node[0] || !slurm_desk_has_node(a->slurm, node)) {
-        const SlurmNodes *ns = a->slurm_panel.nodes;
+    const SlurmNodes *ns = a->slurm_panel.nodes;
+    if (!node[0]) {
         app_message(a, 1, ":%s: expected a Slurm node name (e.g. %s), found '%s'", word,
                     ns && ns->n ? ns->v[0].name : "n1", node);
+        return -1;
+    }
+    if (!slurm_desk_has_node(a->slurm, node)) {
+        char known[NODE_LIST_CAP];
+        if (!ns || !ns->n) {
+            app_message(a, 1, ":%s: Slurm has not listed its nodes yet: try again in a moment",
+                        word);
+            return -1;
+        }
+        node_list(slurm_name, ns, (int)ns->n, known, sizeof known);
+        app_message(a, 1, ":%s: '%s' is not a node of this cluster (its nodes: %s)", word, node,
+                    known);
         return -1;
     }
     if (word[0] != 'd' && reason[0]) {
@@ -31,6 +68,15 @@ static int slurm_node_command(App *a, const char *word, const char *arg)
     }
     if (slurm_desk_updating(a->slurm)) {
         app_message(a, 1, ":%s: a node update is still running; wait for its answer", word);
+        return -1;
+    }
+    /* Slurm resumes a node drained, down or failed: one it lists in use or idle since our
+     * last update has nothing to undo (scontrol would refuse it after the question) */
+    const SlurmNode *listed = word[0] == 'd' ? NULL : slurm_desk_listed_node(a->slurm, node);
+    if (listed && (listed->state == SLURM_NODE_IDLE || listed->state == SLURM_NODE_MIXED ||
+                   listed->state == SLURM_NODE_ALLOC)) {
+        app_message(a, 1, ":%s: %s is not drained or down in Slurm (it lists it %s; nothing done)",
+                    word, node, listed->state_raw);
         return -1;
     }
     a->confirm_drain = 1;
@@ -47,6 +93,43 @@ static int is_sched_job(App *a, const char *arg)
     return a->ss && sched_job_find(simsched_state_mut(a->ss), name) >= 0;
 }
 
+/* `drain` of a node the operator drained, `undrain` of one not drained or drained by the
+ * backend alone (its lift is not the operator's to give): said, and nothing done, rather
+ * than "applied". */
+static int node_unchanged(App *a, const SchedState *st, int node, const char *word)
+{
+    const char *name = sched_node_name(st, node);
+    int ours = sched_node_drained_by(st, node, SCHED_DRAIN_OPERATOR);
+    if (word[0] == 'd' && ours)
+        app_message(a, 1, ":drain: %s is already drained (nothing done)", name);
+    else if (word[0] == 'u' && !sched_node_drained(st, node))
+        app_message(a, 1, ":undrain: %s is not drained (nothing done)", name);
+    else if (word[0] == 'u' && !ours)
+        app_message(a, 1,
+                    ":undrain: %s is out for the cluster's reason (host down or unusable, "
+                    "Slurm's drain), not by :drain: used again when that ends (nothing done)",
+                    name);
+    else
+        return 0;
+    return 1;
+}
+
+/* An override of a job that will never run again, `pause` of a paused job, `resume` of one
+ * not paused: said, and nothing done. */
+static int job_unchanged(App *a, const SchedJobInfo *j, const char *word)
+{
+    if (j->state == SCHED_JOB_DONE || j->state == SCHED_JOB_FAILED)
+        app_message(a, 1, ":%s: %s is %s: it runs no more (nothing done)", word, j->name,
+                    j->state == SCHED_JOB_DONE ? "done" : "failed");
+    else if (strcmp(word, "pause") == 0 && j->paused)
+        app_message(a, 1, ":pause: %s is already paused (nothing done)", j->name);
+    else if (strcmp(word, "resume") == 0 && !j->paused)
+        app_message(a, 1, ":resume: %s is not paused (nothing done)", j->name);
+    else
+        return 0;
+    return 1;
+}
+
 /* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB GPUS`, `drain NODE`, `undrain NODE`;
  * applied at the next decision (the scheduler's rule) and logged. */
 static int sched_command(App *a, const char *word, const char *arg)
@@ -60,6 +143,7 @@ static int sched_command(App *a, const char *word, const char *arg)
     int got = sscanf(arg, "%63s %31s %1s", name, count, more);
     Error err;
     int rc;
+    double due_s = -1; /* a job's arrival, when it has not arrived yet */
     /* A word too many is refused, not dropped: "drain node01 now" must not read as done
      * as typed, and a reason is Slurm's alone (slurm_node_command). */
     int pin = strcmp(word, "pin") == 0;
@@ -76,11 +160,20 @@ static int sched_command(App *a, const char *word, const char *arg)
         for (int i = 0; i < sched_node_count(st); i++)
             if (strcmp(sched_node_name(st, i), name) == 0)
                 node = i;
-        if (node < 0) {
-            app_message(a, 1, ":%s: expected a node name (e.g. %s), found '%s'", word,
-                        sched_node_name(st, 0), name);
+        if (node < 0 && !name[0]) {
+            app_message(a, 1, ":%s: expected a node name (e.g. %s), found ''", word,
+                        sched_node_name(st, 0));
             return -1;
         }
+        if (node < 0) {
+            char known[NODE_LIST_CAP];
+            node_list(sched_name, st, sched_node_count(st), known, sizeof known);
+            app_message(a, 1, ":%s: '%s' is not a node of this cluster (its nodes: %s)", word, name,
+                        known);
+            return -1;
+        }
+        if (node_unchanged(a, st, node, word))
+            return -1;
         rc = sched_drain_node(st, node, word[0] == 'd', &err);
     } else {
         int job = got >= 1 ? sched_job_find(st, name) : -1;
@@ -88,6 +181,11 @@ static int sched_command(App *a, const char *word, const char *arg)
             app_message(a, 1, ":%s: expected a job name from the job list, found '%s'", word, name);
             return -1;
         }
+        SchedJobInfo info;
+        sched_job_info(st, (size_t)job, &info);
+        if (job_unchanged(a, &info, word))
+            return -1;
+        due_s = info.state == SCHED_JOB_FUTURE ? info.submit_s : -1;
         if (strcmp(word, "pin") == 0) {
             long n;
             if (got != 2 || decimal_long(count, 0, INT_MAX, &n) < 0) {
@@ -102,6 +200,14 @@ static int sched_command(App *a, const char *word, const char *arg)
     if (rc < 0) {
         app_message(a, 1, ":%s: %s", word, err.msg);
         return -1;
+    }
+    if (due_s >= 0) { /* kept on the job: the decisions see it once it arrives */
+        app_log(a, "override: %s %s (from its arrival at t=%.0fs)", word, arg, due_s);
+        app_message(a, 0,
+                    "%s %s: %s has not arrived yet (due at t=%.0fs): applied from its "
+                    "arrival",
+                    word, arg, name, due_s);
+        return 0;
     }
     app_log(a, "override: %s %s (at the next decision)", word, arg);
     app_message(a, 0, "%s %s: applied at the next scheduling decision", word, arg);

@@ -9,10 +9,12 @@
 const KeyHelp HELP_KEYS[] = {
     {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next, Shift-Tab: back)"},
     {"global", "? F1", "this help (Up/Down scroll it when long; other keys close it)"},
-    {"global", ":", "command: budget N, unqueue N, converge on|off, pause, resume,"},
-    {"global", "", "  quit[!], plot STYLE, sort COLUMN, filter TEXT, theme NAME;"},
-    {"global", "", "  scheduler: pin JOB GPUS, pause/resume JOB, (un)drain NODE,"},
-    {"global", "", "  policy NAME; Slurm: drain NODE [REASON], undrain NODE (asks)"},
+    {"global", ":",
+     "command: budget N, unqueue N, converge on|off, pause, resume, quit[!], plot STYLE, sort "
+     "COLUMN, filter TEXT, theme NAME;"},
+    {"global", "",
+     "  scheduler: pin JOB GPUS, pause/resume JOB, (un)drain NODE, policy NAME; Slurm: drain "
+     "NODE [REASON], undrain NODE (asks)"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc or Ctrl-C clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},
     {"global", "q F10 Ctrl-C", "quit (q asks if a trial runs; Ctrl-C, no prompt: exit 130)"},
@@ -38,8 +40,7 @@ const size_t HELP_KEYS_COUNT = sizeof HELP_KEYS / sizeof HELP_KEYS[0];
 
 /* One row of the overlay: entry `key`'s context and keys when `head`, and a piece of what it
  * does (NULL: none on this row), `indent` columns in: a piece wrapped from the row above
- * hangs 2 columns in, so it does not read as an entry of its own (as the "  plot STYLE"
- * lines of `:` are). */
+ * hangs 2 columns in, so it does not read as an entry of its own. */
 typedef struct {
     size_t key;
     int head;
@@ -55,7 +56,25 @@ enum { HELP_BOX_W = 94, HELP_PAD = 1 };
 
 enum { HELP_KEY_COLS = 8 + 19, HELP_MIN_TEXT = 20, HELP_MAX_ROWS = 512 };
 
-/* Every entry's rows at an inner width of w columns: what it does is wrapped at spaces
+/* Where a row of at most room columns ends in text t (longer than room): after the last
+ * "; " of its second half, else the last ", " there, else at its last space (else at room).
+ * A list (`:`'s commands) then breaks between its items, not inside "filter TEXT" (its rows
+ * were cut by hand for 100 columns and wrapped again, raggedly, at 80), and a sentence
+ * between its clauses. */
+static int help_cut(const char *t, int room)
+{
+    const char *seps[] = {"; ", ", ", " "};
+    for (size_t k = 0; k < sizeof seps / sizeof seps[0]; k++) {
+        size_t n = strlen(seps[k]);
+        int floor = n > 1 ? room / 2 : 1;
+        for (int cut = room - (int)n + 1; cut >= floor; cut--)
+            if (strncmp(t + cut, seps[k], n) == 0)
+                return n > 1 ? cut + 1 : cut;
+    }
+    return room;
+}
+
+/* Every entry's rows at an inner width of w columns: what it does is wrapped (help_cut)
  * beside its keys, or, narrower than that, under them. Returns the number of rows. */
 static int help_rows(int w, HelpRow *rows)
 {
@@ -72,13 +91,7 @@ static int help_rows(int w, HelpRow *rows)
         int head = beside, indent = 0;
         do {
             int room = text_w - indent;
-            int len = (int)strlen(t), cut = len;
-            if (len > room) {
-                for (cut = room; cut > 0 && t[cut] != ' '; cut--)
-                    ;
-                if (cut == 0)
-                    cut = room;
-            }
+            int len = (int)strlen(t), cut = len > room ? help_cut(t, room) : len;
             if (n < HELP_MAX_ROWS)
                 rows[n++] = (HelpRow){i, head, t, cut, indent};
             head = 0;

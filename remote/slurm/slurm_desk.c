@@ -27,6 +27,7 @@ struct SlurmDesk {
     char update_what[160]; /* "drain n1" */
     const char *update_argv[6];
     char arg_node[96], arg_state[32], arg_reason[200];
+    long tables_at_update; /* node tables read when the last update ended; -1: none ran */
 };
 
 SlurmDesk *slurm_desk_new(SlurmCtl *c, const char *partition, double max_interval_s)
@@ -35,6 +36,7 @@ SlurmDesk *slurm_desk_new(SlurmCtl *c, const char *partition, double max_interva
     if (!d)
         return NULL;
     d->ctl = c;
+    d->tables_at_update = -1;
     if (!(d->watch = slurm_watch_new(c, partition, MIN_INTERVAL_S, max_interval_s))) {
         free(d);
         return NULL;
@@ -113,6 +115,19 @@ int slurm_desk_has_node(const SlurmDesk *d, const char *node)
     return 0;
 }
 
+const SlurmNode *slurm_desk_listed_node(const SlurmDesk *d, const char *node)
+{
+    /* the watch reads no table while an update runs: a table counted after it ended was
+     * asked after it */
+    if (slurm_watch_node_tables(d->watch) <= d->tables_at_update)
+        return NULL;
+    const SlurmNodes *ns = slurm_watch_nodes(d->watch);
+    for (size_t i = 0; i < ns->n; i++)
+        if (strcmp(ns->v[i].name, node) == 0)
+            return &ns->v[i];
+    return NULL;
+}
+
 int slurm_desk_updating(const SlurmDesk *d)
 {
     return d->update_wanted || d->update;
@@ -155,6 +170,7 @@ static void update_done(SlurmDesk *d, int64_t now_ms)
     Error err;
     int rc = slurm_call_finish(d->update, NULL, &err);
     d->update = NULL;
+    d->tables_at_update = slurm_watch_node_tables(d->watch);
     if (rc == 0) {
         say(d, 0, "slurm: %s done (scontrol update %s %s)", d->update_what, d->arg_node,
             d->arg_state);

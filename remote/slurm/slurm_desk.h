@@ -42,6 +42,10 @@ void slurm_desk_poke(SlurmDesk *d, int64_t now_ms);
 
 /* The node is one the last round listed. */
 int slurm_desk_has_node(const SlurmDesk *d, const char *node);
+/* The node as the last node table listed it; NULL when none listed it, or when that table
+ * was read before the operator's last node update ended (what it lists may be what the
+ * update changed). Valid until the next step. */
+const SlurmNode *slurm_desk_listed_node(const SlurmDesk *d, const char *node);
 /* `scontrol update NodeName=node State=DRAIN Reason="tunedeck: reason"` (drain) or
  * `State=RESUME` (undrain), started after the watch's command under way; its outcome comes
  * through slurm_desk_take_outcome (a refusal quotes Slurm's error). -1 with err when another

@@ -71,6 +71,12 @@ wait_for main 'pin resnet110-0 2: applied at the next scheduling decision'
 wait_for main 'resnet110-0 +2\* ' 20
 tmx send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
 wait_for main 'drain node15: applied at the next scheduling decision'
+# one that would change nothing says so (an undrain of a node not drained read "applied"),
+# and a name no node has is told so, not "expected a node name"
+tmx send-keys -t main : u n d r a i n ' ' n o d e 1 4 Enter
+wait_for main ':undrain: node14 is not drained \(nothing done\)'
+tmx send-keys -t main : d r a i n ' ' n 9 Enter
+wait_for main ":drain: 'n9' is not a node of this cluster \(its nodes: node00 \.\.\. node15, 16 in all\)"
 tmx send-keys -t main : p i n ' ' n o s u c h ' ' 2 Enter
 wait_for main ":pin: expected a job name from the job list, found 'nosuch'"
 tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 0 x 1 0 Enter

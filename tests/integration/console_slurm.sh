@@ -83,8 +83,16 @@ sbatch -o /dev/null -J waits-for-the-v100-node-long-name -w n3 --gres=gpu:v100:4
 wait_for 'Slurm queue: 2 jobs, 1 pending' 20
 wait_for 'root +PENDING +1 gres:gpu:v100:4 +waits-for…-long-name Resources'
 wait_for 'n3 +mixed +mixed +1/8'
-tmx send-keys -t c ':drain nosuch' Enter
-wait_for ':drain: expected a Slurm node name \(e.g. n1\), found .nosuch.'
+# a well-formed name no node has is not "expected a Slurm node name": the cluster has no
+# such node, and its nodes are named
+tmx send-keys -t c ':drain n9' Enter
+wait_for ":drain: 'n9' is not a node of this cluster \(its nodes: n1, n2, n3, n4\)"
+tmx send-keys -t c ':drain' Enter
+wait_for ":drain: expected a Slurm node name \(e.g. n1\), found ''"
+# an undrain of a node Slurm lists idle has nothing to undo: said, and not asked (it asked,
+# and scontrol refused it after the yes)
+tmx send-keys -t c ':undrain n1' Enter
+wait_for ":undrain: n1 is not drained or down in Slurm \(it lists it idle; nothing done\)"
 tmx send-keys -t c ':drain n4 fan test' Enter
 wait_for 'Drain n4 in Slurm \(scontrol update NodeName=n4 State=DRAIN Reason="tunedeck: fan test"\)'
 tmx send-keys -t c n

@@ -1,4 +1,5 @@
-/* The console's `:` commands (tui/command.c) on a real tuner outside a terminal. */
+/* The console's `:` commands (tui/command.c) on a real tuner and a real simulated scheduler,
+ * outside a terminal. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,8 @@
 #include <unistd.h>
 
 #include "core/opt/optimizer.h"
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "remote/session/tune_journal.h"
@@ -41,8 +44,8 @@ static void setup(void)
     cr_assert_not_null(a);
     a->tuner = tuner_new(&cfg, &err);
     cr_assert_not_null(a->tuner, "%s", err.msg);
-    TuneSetup ts = {.sim = "B:googlenet", .optimizer = "random", .launcher = "sim", .seed = 3,
-                    .budget = 3};
+    TuneSetup ts = {
+        .sim = "B:googlenet", .optimizer = "random", .launcher = "sim", .seed = 3, .budget = 3};
     cr_assert_eq(tune_journal_start(tj, a->tuner, &ts, &err), 0, "%s", err.msg);
     a->journal = tj;
 }
@@ -119,8 +122,8 @@ Test(command, unqueue_refuses_a_trial_that_is_not_queued_and_keeps_the_queue)
     cr_assert(strstr(a->message, "no override is queued"), "%s", a->message);
 
     queue_three();
-    const char *bad[] = {"unqueue 4", "unqueue 0", "unqueue", "unqueue two", "unqueue 2 3",
-                         "unqueue -2"};
+    const char *bad[] = {"unqueue 4",   "unqueue 0",   "unqueue",
+                         "unqueue two", "unqueue 2 3", "unqueue -2"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         a->message_bad = 0;
         cr_assert_eq(command_run(a, bad[i]), -1, "%s", bad[i]);
@@ -147,4 +150,136 @@ Test(command, an_unknown_command_says_what_is_expected_in_two_rows_at_80_columns
         cr_assert(strstr(a->message, "unqueue"), "%s", a->message);
         cr_assert_leq(draw_wrapped_lines(80, 3, a->message), 2, "%s", a->message);
     }
+}
+
+/* The scheduler's overrides on the console's simulated cluster (16 nodes, 40 arrivals), at
+ * simulated second 0 unless a test advances it. */
+static App *sa;
+
+static SimSched *sched_with(int nodes)
+{
+    SimSchedOptions o;
+    simsched_defaults(&o);
+    o.nodes = nodes;
+    o.tick_ms = 0;
+    o.catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR;
+    Error err;
+    SimSched *s = simsched_new(&o, &err);
+    cr_assert_not_null(s, "%s", err.msg);
+    return s;
+}
+
+static void sched_setup(void)
+{
+    sa = calloc(1, sizeof *sa);
+    cr_assert_not_null(sa);
+    sa->ss = sched_with(16);
+}
+
+static void sched_teardown(void)
+{
+    simsched_free(sa->ss);
+    free(sa);
+}
+
+TestSuite(command_sched, .init = sched_setup, .fini = sched_teardown, .timeout = TEST_TIMEOUT_S);
+
+/* Regression: `:undrain` of a node nobody drained said "applied at the next scheduling
+ * decision" and did nothing; a second drain did the same. */
+Test(command_sched, undrain_of_a_node_not_drained_says_so_and_does_nothing)
+{
+    SchedState *st = simsched_state_mut(sa->ss);
+    cr_assert_eq(command_run(sa, "undrain node03"), -1);
+    cr_assert(sa->message_bad);
+    cr_assert_str_eq(sa->message, ":undrain: node03 is not drained (nothing done)");
+    cr_assert_eq(sa->log_n, 0, "nothing logged as an override");
+
+    cr_assert_eq(command_run(sa, "drain node03"), 0, "%s", sa->message);
+    cr_assert_str_eq(sa->message, "drain node03: applied at the next scheduling decision");
+    cr_assert(sched_node_drained(st, 3));
+    cr_assert_eq(command_run(sa, "drain node03"), -1);
+    cr_assert_str_eq(sa->message, ":drain: node03 is already drained (nothing done)");
+    cr_assert_eq(command_run(sa, "undrain node03"), 0, "%s", sa->message);
+    cr_assert_not(sched_node_drained(st, 3));
+}
+
+/* A node the backend took out (its host down, Slurm's drain) is not the operator's to give
+ * back: `:undrain` says why it stays out. */
+Test(command_sched, undrain_of_a_node_only_the_backend_drained_says_it_stays_out)
+{
+    SchedState *st = simsched_state_mut(sa->ss);
+    Error err;
+    cr_assert_eq(sched_drain_node_by(st, 5, SCHED_DRAIN_BACKEND, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(command_run(sa, "undrain node05"), -1);
+    cr_assert(strstr(sa->message, ":undrain: node05 is out for the cluster's reason"), "%s",
+              sa->message);
+    cr_assert(strstr(sa->message, "not by :drain: used again when that ends (nothing done)"), "%s",
+              sa->message);
+    cr_assert_leq(draw_wrapped_lines(80, 3, sa->message), 2, "%s", sa->message);
+    cr_assert(sched_node_drained(st, 5));
+}
+
+/* Regression: `:drain n9` of a well-formed name no node has said "expected a node name (e.g.
+ * node00)", as if the name were malformed; it says the cluster has no such node, naming its
+ * nodes (all when few), in the two rows a message gets at 80 columns. */
+Test(command_sched, drain_of_a_name_not_in_the_cluster_names_the_clusters_nodes)
+{
+    cr_assert_eq(command_run(sa, "drain n9"), -1);
+    cr_assert(sa->message_bad);
+    cr_assert_str_eq(sa->message, ":drain: 'n9' is not a node of this cluster (its nodes: "
+                                  "node00 ... node15, 16 in all)");
+    cr_assert_leq(draw_wrapped_lines(80, 3, sa->message), 2, "%s", sa->message);
+
+    simsched_free(sa->ss);
+    sa->ss = sched_with(4);
+    cr_assert_eq(command_run(sa, "undrain node4"), -1);
+    cr_assert_str_eq(sa->message, ":undrain: 'node4' is not a node of this cluster (its nodes: "
+                                  "node00, node01, node02, node03)");
+}
+
+/* Regression: `:pin` of a job still to arrive said "applied at the next scheduling decision";
+ * the pin is kept on the job and holds from its arrival (as `schedule --pin` pins jobs before
+ * they arrive), and the message says so and when. */
+Test(command_sched, pin_of_a_job_not_arrived_says_it_holds_from_its_arrival)
+{
+    const SchedState *st = simsched_state(sa->ss);
+    int job = sched_job_find(st, "resnet110-39");
+    SchedJobInfo info;
+    cr_assert_eq(sched_job_info(st, (size_t)job, &info), 0);
+    cr_assert_eq(info.state, SCHED_JOB_FUTURE);
+    cr_assert_eq(command_run(sa, "pin resnet110-39 2"), 0, "%s", sa->message);
+    cr_assert_not(sa->message_bad);
+    char want[160];
+    snprintf(want, sizeof want,
+             "pin resnet110-39 2: resnet110-39 has not arrived yet (due at t=%.0fs): applied "
+             "from its arrival",
+             info.submit_s);
+    cr_assert_str_eq(sa->message, want);
+    sched_job_info(st, (size_t)job, &info);
+    cr_assert_eq(info.pinned_gpus, 2);
+}
+
+/* An override of a job that runs no more, and a resume of a job not paused, are said and
+ * refused, not "applied". */
+Test(command_sched, overrides_of_a_finished_job_or_a_resume_not_paused_are_refused)
+{
+    SchedState *st = simsched_state_mut(sa->ss);
+    cr_assert_eq(command_run(sa, "resume resnet110-0"), -1);
+    cr_assert_str_eq(sa->message, ":resume: resnet110-0 is not paused (nothing done)");
+    cr_assert_eq(command_run(sa, "pause resnet110-0"), 0, "%s", sa->message);
+    cr_assert_eq(command_run(sa, "pause resnet110-0"), -1);
+    cr_assert_str_eq(sa->message, ":pause: resnet110-0 is already paused (nothing done)");
+    cr_assert_eq(command_run(sa, "resume resnet110-0"), 0, "%s", sa->message);
+
+    Error err;
+    SchedJobInfo info;
+    for (int i = 0; i < 1000; i++) {
+        sched_job_info(st, 0, &info);
+        if (info.state == SCHED_JOB_DONE)
+            break;
+        cr_assert_geq(sched_advance(st, 600, &err), 0, "%s", err.msg);
+    }
+    cr_assert_eq(info.state, SCHED_JOB_DONE);
+    cr_assert_eq(command_run(sa, "pin resnet110-0 2"), -1);
+    cr_assert_str_eq(sa->message, ":pin: resnet110-0 is done: it runs no more (nothing done)");
 }
