@@ -30,6 +30,7 @@ struct SlurmCtl {
     long calls;
     long long bytes_read; /* standard output of every call */
     char *last_stderr;
+    int last_cut; /* slurm_ctl_last_cut */
 };
 
 typedef struct {
@@ -116,6 +117,11 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c)
     return c->last_stderr ? c->last_stderr : "";
 }
 
+int slurm_ctl_last_cut(const SlurmCtl *c)
+{
+    return c->last_cut;
+}
+
 const char *slurm_ctl_where(const SlurmCtl *c)
 {
     return c->where;
@@ -189,12 +195,16 @@ struct SlurmCall {
     long remote_pid;       /* 0: not said yet */
     int pid_said;          /* 1: said; -1: a line of that word that is no pid */
     char bad_pid_line[96]; /* that line, for the error */
+    int interrupt_tried;   /* once only: a kill that could not start is not tried again */
+    RemoteExec *interrupt; /* the login node's kill -INT of the command (a stop's, a cut's) */
     int rc;                /* when done: slurm_ctl_run's return */
     int done;
     Error err;
 };
 
-enum { REAP_POLL_MS = 5 };
+/* How long a command cut by the timeout on the login node is given to end once it is
+ * interrupted there: the kill's round trip, and salloc's revoke of its job. */
+enum { REAP_POLL_MS = 5, INTERRUPT_WAIT_MS = 5000 };
 
 static int start_here(SlurmCall *k, const char *const *argv, Error *err)
 {
@@ -316,22 +326,23 @@ SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
 /* A command cut by the timeout. What it said before is kept: sinfo with no slurm.conf at
  * SLURM_CONF retries for 60 s, saying so on its first line ("s_p_parse_file: cannot stat
  * file ..."), and "is slurmctld up?" alone sent the operator to the wrong place. */
-static int no_answer(const SlurmCall *k, const char *where, const char *guess, Error *err)
+static int no_answer(const SlurmCall *k, const char *where, const char *guess, const char *cut,
+                     Error *err)
 {
     char line[300];
     last_line(&k->errt, line, sizeof line);
     const char *conf = strstr(line, "s_p_parse_file") ? " (the slurm.conf it was given cannot be "
                                                         "read: check SLURM_CONF)"
                                                       : "";
-    return error_set(err, "%s%s%s: no answer within %g s%s%s%s", k->cmd, where[0] ? " on " : "",
-                     where, k->c->timeout_s, line[0] ? "; it said: " : guess, line, conf);
+    return error_set(err, "%s%s%s: no answer within %g s%s%s%s%s", k->cmd, where[0] ? " on " : "",
+                     where, k->c->timeout_s, cut, line[0] ? "; it said: " : guess, line, conf);
 }
 
 /* The exit status, or -1 with err, once the command has ended here. */
 static int outcome_here(SlurmCall *k, Error *err)
 {
     if (k->timed_out)
-        return no_answer(k, "", " (is slurmctld up?)", err);
+        return no_answer(k, "", " (is slurmctld up?)", "", err);
     if (WIFSIGNALED(k->status))
         return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
     if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run"))
@@ -342,9 +353,44 @@ static int outcome_here(SlurmCall *k, Error *err)
     return WEXITSTATUS(k->status);
 }
 
+/* Whether the kill -INT sent there reached the command (the guard found it, the kill worked). */
+static int interrupt_reached(const SlurmCall *k)
+{
+    return k->interrupt && rexec_done(k->interrupt) && rexec_outcome(k->interrupt) == EXEC_EXITED &&
+           rexec_exit_status(k->interrupt) == 0;
+}
+
+/* What became of the kill -INT sent there, for the error of a command cut by the timeout. */
+static void interrupt_words(const SlurmCall *k, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!k->interrupt_tried)
+        return; /* its pid not said (yet), or it had exited */
+    long pid = k->remote_pid;
+    if (!k->interrupt)
+        snprintf(buf, size, ", not interrupted there (kill -INT %ld could not start)", pid);
+    else if (!rexec_done(k->interrupt))
+        snprintf(buf, size, ", not interrupted there (kill -INT %ld: no answer within %d s)", pid,
+                 INTERRUPT_WAIT_MS / 1000);
+    else if (interrupt_reached(k))
+        snprintf(buf, size, ", interrupted there (kill -INT %ld)", pid);
+    else if (rexec_outcome(k->interrupt) == EXEC_EXITED)
+        snprintf(buf, size,
+                 ", not interrupted there (kill -INT %ld found no process with this call's mark)",
+                 pid);
+    else
+        snprintf(buf, size, ", not interrupted there (kill -INT %ld: %s)", pid,
+                 rexec_error(k->interrupt));
+}
+
 static int outcome_login(SlurmCall *k, Error *err)
 {
     const SlurmCtl *c = k->c;
+    if (k->timed_out) {
+        char cut[128];
+        interrupt_words(k, cut, sizeof cut);
+        return no_answer(k, c->where, "", cut, err);
+    }
     int rc;
     switch (rexec_outcome(k->x)) {
     case EXEC_EXITED:
@@ -352,9 +398,6 @@ static int outcome_login(SlurmCall *k, Error *err)
         if (rc == 127)
             rc =
                 error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
-        break;
-    case EXEC_RUNNING:
-        rc = no_answer(k, c->where, "", err);
         break;
     case EXEC_SIGNALED:
         rc = error_set(err, "%s on %s: killed by %s", k->cmd, c->where, rexec_error(k->x));
@@ -405,8 +448,9 @@ size_t slurm_call_pollfds(SlurmCall *k, struct pollfd *fds, size_t cap, int64_t 
         return 0;
     if (k->c->pool) {
         size_t n = hostpool_pollfds(k->c->pool, fds, cap, deadline_ms);
-        if (*deadline_ms < 0 || k->deadline_ms < *deadline_ms)
-            *deadline_ms = k->deadline_ms;
+        int64_t next = k->deadline_ms + (k->timed_out ? INTERRUPT_WAIT_MS : 0);
+        if (*deadline_ms < 0 || next < *deadline_ms)
+            *deadline_ms = next;
         return n;
     }
     size_t n = 0;
@@ -460,17 +504,48 @@ static void step_here(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t 
         settle(k);
 }
 
+/* The guarded kill -INT of the command there, once, while it runs (its pid said, its exit
+ * status not come): slurm_loginstop_interrupt. 1: under way, its end wakes the loop. */
+static int interrupt_there(SlurmCall *k)
+{
+    if (k->interrupt_tried || k->pid_said <= 0 || rexec_exited_ms(k->x))
+        return 0;
+    k->interrupt_tried = 1;
+    k->interrupt = slurm_loginstop_interrupt(k->c->pool, k->remote_pid, k->mark);
+    return k->interrupt != NULL;
+}
+
+/* Once cut, a command interrupted there is waited for: the kill, then, if it reached the
+ * command, the command's end (salloc revokes its job first), for INTERRUPT_WAIT_MS at most. */
+static int cut_settled(const SlurmCall *k, int64_t now_ms)
+{
+    if (!k->interrupt || now_ms >= k->deadline_ms + INTERRUPT_WAIT_MS)
+        return 1;
+    return rexec_done(k->interrupt) && (!interrupt_reached(k) || rexec_done(k->x));
+}
+
+/* On the login node a command cut here runs on there (salloc until its own --immediate ends,
+ * its job queued meanwhile): one that said its pid is interrupted there as a stop does. */
+static void step_login(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    hostpool_step(k->c->pool, fds, n, now_ms);
+    if (!k->timed_out && !rexec_done(k->x) && now_ms >= k->deadline_ms) {
+        k->timed_out = 1;
+        if (now_ms < k->deadline_ms + INTERRUPT_WAIT_MS) /* not the caller's final step */
+            interrupt_there(k);
+    }
+    if (k->timed_out ? cut_settled(k, now_ms) : rexec_done(k->x))
+        settle(k);
+}
+
 void slurm_call_step(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
     if (k->done)
         return;
-    if (!k->c->pool) {
+    if (k->c->pool)
+        step_login(k, fds, n, now_ms);
+    else
         step_here(k, fds, n, now_ms);
-        return;
-    }
-    hostpool_step(k->c->pool, fds, n, now_ms);
-    if (rexec_done(k->x) || now_ms >= k->deadline_ms)
-        settle(k);
 }
 
 int slurm_call_done(const SlurmCall *k)
@@ -484,6 +559,7 @@ int slurm_call_finish(SlurmCall *k, char **out, Error *err)
     if (k->done && rc != 0)
         *err = k->err;
     SlurmCtl *c = k->c;
+    c->last_cut = k->timed_out ? 1 + interrupt_reached(k) : 0;
     c->bytes_read += (long long)k->out.len;
     free(c->last_stderr);
     c->last_stderr = k->errt.buf;
@@ -512,6 +588,7 @@ void slurm_call_free(SlurmCall *k)
     for (int i = 0; i < 2; i++)
         if (k->fds[i] >= 0)
             close(k->fds[i]);
+    rexec_free(k->interrupt);
     rexec_free(k->x);
     free(k->out.buf);
     free(k->errt.buf);
@@ -533,11 +610,9 @@ typedef struct {
     int (*stop)(void *);
     void *ud;
     long (*queued)(const char *);
-    int stopping;          /* stop said so: what is left of the stop is sent at each wake */
-    int sent;              /* all of it sent */
-    int interrupt_tried;   /* once only: a kill that could not start is not tried again */
-    RemoteExec *interrupt; /* the login node's kill -INT of the command */
-    RemoteExec *cancel;    /* the login node's scancel of the job the command queued */
+    int stopping;       /* stop said so: what is left of the stop is sent at each wake */
+    int sent;           /* all of it sent */
+    RemoteExec *cancel; /* the login node's scancel of the job the command queued */
 } Stoppable;
 
 /* On the login node the command is sshd's session with no pty: a closed channel does not
@@ -560,15 +635,11 @@ static void stop_on_login(Stoppable *st)
         slurm_call_step(k, NULL, 0, clock_now_ms()); /* no fd of its own wakes the loop */
         return;
     }
-    if (!st->interrupt_tried && k->pid_said > 0 && !rexec_exited_ms(k->x)) {
-        st->interrupt_tried = 1;
-        st->interrupt = slurm_loginstop_interrupt(k->c->pool, k->remote_pid, k->mark);
-        if (st->interrupt)
-            return; /* its end wakes the loop */
-    }
+    if (interrupt_there(k))
+        return; /* its end wakes the loop */
     if (k->pid_said == 0 && !rexec_exited_ms(k->x))
         return; /* the pid line comes before anything the command says: it wakes the loop */
-    if (st->interrupt && !rexec_done(st->interrupt))
+    if (k->interrupt && !rexec_done(k->interrupt))
         return;
     long job = st->queued && k->errt.buf ? st->queued(k->errt.buf) : -1;
     if (job < 0)
@@ -604,13 +675,14 @@ int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, in
     if (!k)
         return -1;
     Stoppable st = {.k = k, .stop = stop, .ud = ud, .queued = queued};
-    /* The call's own deadline ends it; the loop's limit is only a backstop. */
+    /* The call's own deadline ends it (and the wait for its interrupt there, once cut); the
+     * loop's limit is only a backstop. */
+    int64_t backstop_ms = (int64_t)(c->timeout_s * 1000) + INTERRUPT_WAIT_MS + 5000;
     evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
-                      clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
+                      clock_now_ms() + backstop_ms);
     if (!slurm_call_done(k))
-        slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
+        slurm_call_step(k, NULL, 0, clock_now_ms() + backstop_ms);
     /* their channels closed: kill and scancel, sent already, end there alone */
-    rexec_free(st.interrupt);
     rexec_free(st.cancel);
     return slurm_call_finish(k, out, err);
 }
