@@ -13,8 +13,7 @@
 
 #include "core/base/childsig.h"
 #include "core/base/clock.h"
-#include "core/base/evloop.h"
-#include "remote/slurm/slurm_loginstop.h"
+#include "remote/slurm/slurm_ctl_priv.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -32,12 +31,6 @@ struct SlurmCtl {
     char *last_stderr;
     int last_cut; /* slurm_ctl_last_cut */
 };
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int too_long;
-} Text;
 
 static void text_add(Text *t, const char *s, size_t n)
 {
@@ -175,36 +168,7 @@ static void last_line(const Text *t, char *out, size_t cap)
         snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
 }
 
-/* One command under way: a child here (its two pipes read as they fill), or a channel on the
- * login node's session. Either is stepped by whoever owns the loop. */
-struct SlurmCall {
-    SlurmCtl *c;
-    char cmd[32]; /* argv[0], for messages */
-    int64_t deadline_ms;
-    Text out, errt;
-    /* here */
-    pid_t pid;
-    int fds[2]; /* stdout, stderr; -1 once closed */
-    int exited, status, timed_out;
-    /* on the login node */
-    RemoteExec *x;
-    /* A command that may be stopped there runs under a shell that says its pid first, then
-     * execs it (the same pid), with mark in its environment: slurm_loginstop.h. */
-    int announce;
-    char mark[24];         /* TUNEDECK_SLURM_CALL's value there: this call's own */
-    long remote_pid;       /* 0: not said yet */
-    int pid_said;          /* 1: said; -1: a line of that word that is no pid */
-    char bad_pid_line[96]; /* that line, for the error */
-    int interrupt_tried;   /* once only: a kill that could not start is not tried again */
-    RemoteExec *interrupt; /* the login node's kill -INT of the command (a stop's, a cut's) */
-    int rc;                /* when done: slurm_ctl_run's return */
-    int done;
-    Error err;
-};
-
-/* How long a command cut by the timeout on the login node is given to end once it is
- * interrupted there: the kill's round trip, and salloc's revoke of its job. */
-enum { REAP_POLL_MS = 5, INTERRUPT_WAIT_MS = 5000 };
+enum { REAP_POLL_MS = 5 };
 
 static int start_here(SlurmCall *k, const char *const *argv, Error *err)
 {
@@ -246,21 +210,8 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     (void)x;
     (void)cut;
     SlurmCall *k = ud;
-    /* The shell says its pid before it runs the command: what comes before is the login
-     * shell's own (a .bashrc's stty on no tty), kept; from that line on, all is the command's. */
-    if (stream == STREAM_STDERR && k->announce && !k->pid_said) {
-        int said = slurm_ctl_pid_line(line, &k->remote_pid);
-        if (said > 0) {
-            k->pid_said = 1;
-            return;
-        }
-        if (said < 0) {
-            k->pid_said = -1;
-            k->remote_pid = 0;
-            snprintf(k->bad_pid_line, sizeof k->bad_pid_line, "%s", line);
-            return;
-        }
-    }
+    if (stream == STREAM_STDERR && slurm_loginstop_take_pid(k, line))
+        return;
     Text *t = stream == STREAM_STDERR ? &k->errt : &k->out;
     text_add(t, line, strlen(line));
     text_add(t, "\n", 1);
@@ -277,8 +228,7 @@ static int start_login(SlurmCall *k, const char *const *argv, Error *err)
         return error_set(err, "slurm: out of memory");
     size_t m = 0;
     if (k->announce) {
-        slurm_loginstop_mark(k->mark, sizeof k->mark);
-        slurm_loginstop_wrapper(k->mark, script, sizeof script);
+        slurm_loginstop_begin(k, script, sizeof script);
         run[m++] = "sh";
         run[m++] = "-c";
         run[m++] = script;
@@ -298,7 +248,7 @@ static int start_login(SlurmCall *k, const char *const *argv, Error *err)
     return 0;
 }
 
-static SlurmCall *call_start(SlurmCtl *c, const char *const *argv, int announce, Error *err)
+SlurmCall *slurm_call_begin(SlurmCtl *c, const char *const *argv, int announce, Error *err)
 {
     SlurmCall *k = calloc(1, sizeof *k);
     if (!k) {
@@ -320,7 +270,7 @@ static SlurmCall *call_start(SlurmCtl *c, const char *const *argv, int announce,
 
 SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
 {
-    return call_start(c, argv, 0, err);
+    return slurm_call_begin(c, argv, 0, err);
 }
 
 /* A command cut by the timeout. What it said before is kept: sinfo with no slurm.conf at
@@ -353,42 +303,12 @@ static int outcome_here(SlurmCall *k, Error *err)
     return WEXITSTATUS(k->status);
 }
 
-/* Whether the kill -INT sent there reached the command (the guard found it, the kill worked). */
-static int interrupt_reached(const SlurmCall *k)
-{
-    return k->interrupt && rexec_done(k->interrupt) && rexec_outcome(k->interrupt) == EXEC_EXITED &&
-           rexec_exit_status(k->interrupt) == 0;
-}
-
-/* What became of the kill -INT sent there, for the error of a command cut by the timeout. */
-static void interrupt_words(const SlurmCall *k, char *buf, size_t size)
-{
-    buf[0] = 0;
-    if (!k->interrupt_tried)
-        return; /* its pid not said (yet), or it had exited */
-    long pid = k->remote_pid;
-    if (!k->interrupt)
-        snprintf(buf, size, ", not interrupted there (kill -INT %ld could not start)", pid);
-    else if (!rexec_done(k->interrupt))
-        snprintf(buf, size, ", not interrupted there (kill -INT %ld: no answer within %d s)", pid,
-                 INTERRUPT_WAIT_MS / 1000);
-    else if (interrupt_reached(k))
-        snprintf(buf, size, ", interrupted there (kill -INT %ld)", pid);
-    else if (rexec_outcome(k->interrupt) == EXEC_EXITED)
-        snprintf(buf, size,
-                 ", not interrupted there (kill -INT %ld found no process with this call's mark)",
-                 pid);
-    else
-        snprintf(buf, size, ", not interrupted there (kill -INT %ld: %s)", pid,
-                 rexec_error(k->interrupt));
-}
-
 static int outcome_login(SlurmCall *k, Error *err)
 {
     const SlurmCtl *c = k->c;
     if (k->timed_out) {
         char cut[128];
-        interrupt_words(k, cut, sizeof cut);
+        slurm_loginstop_cut_words(k, cut, sizeof cut);
         return no_answer(k, c->where, "", cut, err);
     }
     int rc;
@@ -429,16 +349,7 @@ static void settle(SlurmCall *k)
     } else if (rc == 0 && k->out.too_long) {
         rc = error_set(&k->err, "%s: more than %d MiB of output", k->cmd, MAX_OUTPUT >> 20);
     }
-    /* Without the pid it said, a stop could not have reached the command: not a run to trust
-     * (a job it was granted is cancelled by the caller, who reads it in the standard error) */
-    if (k->announce && (k->pid_said < 0 || (k->pid_said == 0 && rc == 0)))
-        rc = error_set(&k->err,
-                       "%s on %s: %s%s%s: expected 'tunedeck-pid PID' (the pid of the shell "
-                       "that runs it, said on standard error first)",
-                       k->cmd, k->c->where, k->pid_said ? "its standard error said '" : "",
-                       k->pid_said ? k->bad_pid_line : "no pid line on its standard error",
-                       k->pid_said ? "'" : "");
-    k->rc = rc;
+    k->rc = slurm_loginstop_check_pid(k, rc);
     k->done = 1;
 }
 
@@ -448,7 +359,7 @@ size_t slurm_call_pollfds(SlurmCall *k, struct pollfd *fds, size_t cap, int64_t 
         return 0;
     if (k->c->pool) {
         size_t n = hostpool_pollfds(k->c->pool, fds, cap, deadline_ms);
-        int64_t next = k->deadline_ms + (k->timed_out ? INTERRUPT_WAIT_MS : 0);
+        int64_t next = k->deadline_ms + (k->timed_out ? SLURM_CALL_INTERRUPT_WAIT_MS : 0);
         if (*deadline_ms < 0 || next < *deadline_ms)
             *deadline_ms = next;
         return n;
@@ -504,26 +415,6 @@ static void step_here(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t 
         settle(k);
 }
 
-/* The guarded kill -INT of the command there, once, while it runs (its pid said, its exit
- * status not come): slurm_loginstop_interrupt. 1: under way, its end wakes the loop. */
-static int interrupt_there(SlurmCall *k)
-{
-    if (k->interrupt_tried || k->pid_said <= 0 || rexec_exited_ms(k->x))
-        return 0;
-    k->interrupt_tried = 1;
-    k->interrupt = slurm_loginstop_interrupt(k->c->pool, k->remote_pid, k->mark);
-    return k->interrupt != NULL;
-}
-
-/* Once cut, a command interrupted there is waited for: the kill, then, if it reached the
- * command, the command's end (salloc revokes its job first), for INTERRUPT_WAIT_MS at most. */
-static int cut_settled(const SlurmCall *k, int64_t now_ms)
-{
-    if (!k->interrupt || now_ms >= k->deadline_ms + INTERRUPT_WAIT_MS)
-        return 1;
-    return rexec_done(k->interrupt) && (!interrupt_reached(k) || rexec_done(k->x));
-}
-
 /* On the login node a command cut here runs on there (salloc until its own --immediate ends,
  * its job queued meanwhile): one that said its pid is interrupted there as a stop does. */
 static void step_login(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
@@ -531,10 +422,10 @@ static void step_login(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t
     hostpool_step(k->c->pool, fds, n, now_ms);
     if (!k->timed_out && !rexec_done(k->x) && now_ms >= k->deadline_ms) {
         k->timed_out = 1;
-        if (now_ms < k->deadline_ms + INTERRUPT_WAIT_MS) /* not the caller's final step */
-            interrupt_there(k);
+        if (now_ms < k->deadline_ms + SLURM_CALL_INTERRUPT_WAIT_MS) /* not a final step */
+            slurm_loginstop_send(k);
     }
-    if (k->timed_out ? cut_settled(k, now_ms) : rexec_done(k->x))
+    if (k->timed_out ? slurm_loginstop_cut_settled(k, now_ms) : rexec_done(k->x))
         settle(k);
 }
 
@@ -559,7 +450,7 @@ int slurm_call_finish(SlurmCall *k, char **out, Error *err)
     if (k->done && rc != 0)
         *err = k->err;
     SlurmCtl *c = k->c;
-    c->last_cut = k->timed_out ? 1 + interrupt_reached(k) : 0;
+    c->last_cut = k->timed_out ? 1 + slurm_loginstop_reached(k) : 0;
     c->bytes_read += (long long)k->out.len;
     free(c->last_stderr);
     c->last_stderr = k->errt.buf;
@@ -593,98 +484,6 @@ void slurm_call_free(SlurmCall *k)
     free(k->out.buf);
     free(k->errt.buf);
     free(k);
-}
-
-static size_t call_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
-{
-    return slurm_call_pollfds(ctx, fds, cap, deadline_ms);
-}
-
-static void call_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    slurm_call_step(ctx, fds, n, now_ms);
-}
-
-typedef struct {
-    SlurmCall *k;
-    int (*stop)(void *);
-    void *ud;
-    long (*queued)(const char *);
-    int stopping;       /* stop said so: what is left of the stop is sent at each wake */
-    int sent;           /* all of it sent */
-    RemoteExec *cancel; /* the login node's scancel of the job the command queued */
-} Stoppable;
-
-/* On the login node the command is sshd's session with no pty: a closed channel does not
- * reach it (salloc writes nothing while it waits), and sshd refuses a "signal" request for a
- * root session (no privilege separation after a root login) or a forced command (measured on
- * sshd 9.2). So the stop is the local one sent from there: `kill -INT` of the pid the shell
- * said before it became the command, which salloc handles as here, whether or not slurmctld
- * has answered yet. That pid is the command's only while it runs: the kill is sent only
- * before its exit status came, and there only to the process whose environment has this
- * call's mark (a pid freed and reused in between is left alone; no /proc there, none is).
- * Once that kill has ended, a job the command said it queued or was granted is cancelled
- * there with scancel, which reaches salloc whatever became of the kill: its job revoked, it
- * exits. A command not yet started there never starts. */
-static void stop_on_login(Stoppable *st)
-{
-    SlurmCall *k = st->k;
-    if (!rexec_sent(k->x)) { /* nothing of it runs there yet: it never will */
-        rexec_close(k->x);
-        st->sent = 1;
-        slurm_call_step(k, NULL, 0, clock_now_ms()); /* no fd of its own wakes the loop */
-        return;
-    }
-    if (interrupt_there(k))
-        return; /* its end wakes the loop */
-    if (k->pid_said == 0 && !rexec_exited_ms(k->x))
-        return; /* the pid line comes before anything the command says: it wakes the loop */
-    if (k->interrupt && !rexec_done(k->interrupt))
-        return;
-    long job = st->queued && k->errt.buf ? st->queued(k->errt.buf) : -1;
-    if (job < 0)
-        return; /* asked again at the next wake: its output wakes it */
-    st->cancel = slurm_loginstop_cancel(k->c->pool, job);
-    st->sent = 1;
-}
-
-static int stoppable_done(void *ctx)
-{
-    Stoppable *st = ctx;
-    if (slurm_call_done(st->k))
-        return 1;
-    if (!st->stop || st->sent || (!st->stopping && !st->stop(st->ud)))
-        return 0;
-    st->stopping = 1;
-    if (st->k->c->pool) {
-        stop_on_login(st);
-        return slurm_call_done(st->k);
-    }
-    if (st->k->pid > 0)
-        kill(-st->k->pid, SIGINT);
-    st->sent = 1;
-    return 0;
-}
-
-int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
-                            void *ud, long (*queued)(const char *), Error *err)
-{
-    if (out)
-        *out = NULL;
-    SlurmCall *k = call_start(c, argv, stop != NULL, err);
-    if (!k)
-        return -1;
-    Stoppable st = {.k = k, .stop = stop, .ud = ud, .queued = queued};
-    /* The call's own deadline ends it (and the wait for its interrupt there, once cut); the
-     * loop's limit is only a backstop. */
-    int64_t backstop_ms = (int64_t)(c->timeout_s * 1000) + INTERRUPT_WAIT_MS + 5000;
-    evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
-                      clock_now_ms() + backstop_ms);
-    if (!slurm_call_done(k))
-        slurm_call_step(k, NULL, 0, clock_now_ms() + backstop_ms);
-    /* their channels closed: kill and scancel, sent already, end there alone */
-    rexec_free(st.cancel);
-    return slurm_call_finish(k, out, err);
 }
 
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)
