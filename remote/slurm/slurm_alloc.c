@@ -223,6 +223,7 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
      * (up to command_timeout_s less 5 s, in silence) */
     int rc = slurm_ctl_run_stoppable(c, argv, NULL, stop, stop_ud, slurm_alloc_parse_queued, err);
     int stopped = rc != 0 && stop && stop(stop_ud);
+    int cut = slurm_ctl_last_cut(c); /* before the scancel below, a command of its own */
     for (size_t i = 0; i < o; i++)
         free(owned[i]);
     free(owned);
@@ -230,8 +231,9 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
     if (rc != 0) {
         /* salloc queues the job before it waits. Cut by our timeout it leaves it pending, to
          * start once the nodes free up and hold them, whole, with no one to release them: the
-         * job is cancelled. Ended by its own --immediate, salloc has revoked it already (the
-         * scancel then finds nothing). */
+         * job is cancelled (on a login node, after salloc there was interrupted: cut, it ran
+         * on there till its --immediate). Ended by its own --immediate, salloc has revoked it
+         * already (the scancel then finds nothing). */
         char said[512];
         snprintf(said, sizeof said, "%s", slurm_ctl_last_stderr(c));
         long queued = slurm_alloc_parse_queued(said);
@@ -261,7 +263,10 @@ int slurm_alloc_open(SlurmCtl *c, const Cluster *cl, const char *partition, cons
         if (queued >= 0 && (rc < 0 || strstr(said, "queued and waiting for resources"))) {
             /* The controller answered: it queued the job. salloc's own words when its
              * --immediate ends are "Unable to allocate resources: Connection timed out". */
-            char within[64] = "in time";
+            char within[96] = "in time";
+            if (rc < 0 && cut == 2)
+                snprintf(within, sizeof within,
+                         "in time (salloc, cut by the command's timeout, was interrupted there)");
             if (rc > 0)
                 snprintf(within, sizeof within, "within %.0f s (salloc --immediate)",
                          wait_s > 1 ? wait_s : 1);

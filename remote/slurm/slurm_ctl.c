@@ -13,8 +13,7 @@
 
 #include "core/base/childsig.h"
 #include "core/base/clock.h"
-#include "core/base/evloop.h"
-#include "remote/slurm/slurm_loginstop.h"
+#include "remote/slurm/slurm_ctl_priv.h"
 #include "remote/ssh/hostpool.h"
 #include "remote/ssh/rexec.h"
 #include "remote/ssh/shquote.h"
@@ -30,13 +29,8 @@ struct SlurmCtl {
     long calls;
     long long bytes_read; /* standard output of every call */
     char *last_stderr;
+    int last_cut; /* slurm_ctl_last_cut */
 };
-
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    int too_long;
-} Text;
 
 static void text_add(Text *t, const char *s, size_t n)
 {
@@ -116,6 +110,11 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c)
     return c->last_stderr ? c->last_stderr : "";
 }
 
+int slurm_ctl_last_cut(const SlurmCtl *c)
+{
+    return c->last_cut;
+}
+
 const char *slurm_ctl_where(const SlurmCtl *c)
 {
     return c->where;
@@ -169,31 +168,6 @@ static void last_line(const Text *t, char *out, size_t cap)
         snprintf(out, cap, "%.*s", (int)(end - start), t->buf + start);
 }
 
-/* One command under way: a child here (its two pipes read as they fill), or a channel on the
- * login node's session. Either is stepped by whoever owns the loop. */
-struct SlurmCall {
-    SlurmCtl *c;
-    char cmd[32]; /* argv[0], for messages */
-    int64_t deadline_ms;
-    Text out, errt;
-    /* here */
-    pid_t pid;
-    int fds[2]; /* stdout, stderr; -1 once closed */
-    int exited, status, timed_out;
-    /* on the login node */
-    RemoteExec *x;
-    /* A command that may be stopped there runs under a shell that says its pid first, then
-     * execs it (the same pid), with mark in its environment: slurm_loginstop.h. */
-    int announce;
-    char mark[24];         /* TUNEDECK_SLURM_CALL's value there: this call's own */
-    long remote_pid;       /* 0: not said yet */
-    int pid_said;          /* 1: said; -1: a line of that word that is no pid */
-    char bad_pid_line[96]; /* that line, for the error */
-    int rc;                /* when done: slurm_ctl_run's return */
-    int done;
-    Error err;
-};
-
 enum { REAP_POLL_MS = 5 };
 
 static int start_here(SlurmCall *k, const char *const *argv, Error *err)
@@ -236,21 +210,8 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
     (void)x;
     (void)cut;
     SlurmCall *k = ud;
-    /* The shell says its pid before it runs the command: what comes before is the login
-     * shell's own (a .bashrc's stty on no tty), kept; from that line on, all is the command's. */
-    if (stream == STREAM_STDERR && k->announce && !k->pid_said) {
-        int said = slurm_ctl_pid_line(line, &k->remote_pid);
-        if (said > 0) {
-            k->pid_said = 1;
-            return;
-        }
-        if (said < 0) {
-            k->pid_said = -1;
-            k->remote_pid = 0;
-            snprintf(k->bad_pid_line, sizeof k->bad_pid_line, "%s", line);
-            return;
-        }
-    }
+    if (stream == STREAM_STDERR && slurm_loginstop_take_pid(k, line))
+        return;
     Text *t = stream == STREAM_STDERR ? &k->errt : &k->out;
     text_add(t, line, strlen(line));
     text_add(t, "\n", 1);
@@ -267,8 +228,7 @@ static int start_login(SlurmCall *k, const char *const *argv, Error *err)
         return error_set(err, "slurm: out of memory");
     size_t m = 0;
     if (k->announce) {
-        slurm_loginstop_mark(k->mark, sizeof k->mark);
-        slurm_loginstop_wrapper(k->mark, script, sizeof script);
+        slurm_loginstop_begin(k, script, sizeof script);
         run[m++] = "sh";
         run[m++] = "-c";
         run[m++] = script;
@@ -288,7 +248,7 @@ static int start_login(SlurmCall *k, const char *const *argv, Error *err)
     return 0;
 }
 
-static SlurmCall *call_start(SlurmCtl *c, const char *const *argv, int announce, Error *err)
+SlurmCall *slurm_call_begin(SlurmCtl *c, const char *const *argv, int announce, Error *err)
 {
     SlurmCall *k = calloc(1, sizeof *k);
     if (!k) {
@@ -310,28 +270,29 @@ static SlurmCall *call_start(SlurmCtl *c, const char *const *argv, int announce,
 
 SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err)
 {
-    return call_start(c, argv, 0, err);
+    return slurm_call_begin(c, argv, 0, err);
 }
 
 /* A command cut by the timeout. What it said before is kept: sinfo with no slurm.conf at
  * SLURM_CONF retries for 60 s, saying so on its first line ("s_p_parse_file: cannot stat
  * file ..."), and "is slurmctld up?" alone sent the operator to the wrong place. */
-static int no_answer(const SlurmCall *k, const char *where, const char *guess, Error *err)
+static int no_answer(const SlurmCall *k, const char *where, const char *guess, const char *cut,
+                     Error *err)
 {
     char line[300];
     last_line(&k->errt, line, sizeof line);
     const char *conf = strstr(line, "s_p_parse_file") ? " (the slurm.conf it was given cannot be "
                                                         "read: check SLURM_CONF)"
                                                       : "";
-    return error_set(err, "%s%s%s: no answer within %g s%s%s%s", k->cmd, where[0] ? " on " : "",
-                     where, k->c->timeout_s, line[0] ? "; it said: " : guess, line, conf);
+    return error_set(err, "%s%s%s: no answer within %g s%s%s%s%s", k->cmd, where[0] ? " on " : "",
+                     where, k->c->timeout_s, cut, line[0] ? "; it said: " : guess, line, conf);
 }
 
 /* The exit status, or -1 with err, once the command has ended here. */
 static int outcome_here(SlurmCall *k, Error *err)
 {
     if (k->timed_out)
-        return no_answer(k, "", " (is slurmctld up?)", err);
+        return no_answer(k, "", " (is slurmctld up?)", "", err);
     if (WIFSIGNALED(k->status))
         return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
     if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run"))
@@ -345,6 +306,11 @@ static int outcome_here(SlurmCall *k, Error *err)
 static int outcome_login(SlurmCall *k, Error *err)
 {
     const SlurmCtl *c = k->c;
+    if (k->timed_out) {
+        char cut[128];
+        slurm_loginstop_cut_words(k, cut, sizeof cut);
+        return no_answer(k, c->where, "", cut, err);
+    }
     int rc;
     switch (rexec_outcome(k->x)) {
     case EXEC_EXITED:
@@ -352,9 +318,6 @@ static int outcome_login(SlurmCall *k, Error *err)
         if (rc == 127)
             rc =
                 error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
-        break;
-    case EXEC_RUNNING:
-        rc = no_answer(k, c->where, "", err);
         break;
     case EXEC_SIGNALED:
         rc = error_set(err, "%s on %s: killed by %s", k->cmd, c->where, rexec_error(k->x));
@@ -386,16 +349,7 @@ static void settle(SlurmCall *k)
     } else if (rc == 0 && k->out.too_long) {
         rc = error_set(&k->err, "%s: more than %d MiB of output", k->cmd, MAX_OUTPUT >> 20);
     }
-    /* Without the pid it said, a stop could not have reached the command: not a run to trust
-     * (a job it was granted is cancelled by the caller, who reads it in the standard error) */
-    if (k->announce && (k->pid_said < 0 || (k->pid_said == 0 && rc == 0)))
-        rc = error_set(&k->err,
-                       "%s on %s: %s%s%s: expected 'tunedeck-pid PID' (the pid of the shell "
-                       "that runs it, said on standard error first)",
-                       k->cmd, k->c->where, k->pid_said ? "its standard error said '" : "",
-                       k->pid_said ? k->bad_pid_line : "no pid line on its standard error",
-                       k->pid_said ? "'" : "");
-    k->rc = rc;
+    k->rc = slurm_loginstop_check_pid(k, rc);
     k->done = 1;
 }
 
@@ -405,8 +359,9 @@ size_t slurm_call_pollfds(SlurmCall *k, struct pollfd *fds, size_t cap, int64_t 
         return 0;
     if (k->c->pool) {
         size_t n = hostpool_pollfds(k->c->pool, fds, cap, deadline_ms);
-        if (*deadline_ms < 0 || k->deadline_ms < *deadline_ms)
-            *deadline_ms = k->deadline_ms;
+        int64_t next = k->deadline_ms + (k->timed_out ? SLURM_CALL_INTERRUPT_WAIT_MS : 0);
+        if (*deadline_ms < 0 || next < *deadline_ms)
+            *deadline_ms = next;
         return n;
     }
     size_t n = 0;
@@ -460,17 +415,28 @@ static void step_here(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t 
         settle(k);
 }
 
+/* On the login node a command cut here runs on there (salloc until its own --immediate ends,
+ * its job queued meanwhile): one that said its pid is interrupted there as a stop does. */
+static void step_login(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
+{
+    hostpool_step(k->c->pool, fds, n, now_ms);
+    if (!k->timed_out && !rexec_done(k->x) && now_ms >= k->deadline_ms) {
+        k->timed_out = 1;
+        if (now_ms < k->deadline_ms + SLURM_CALL_INTERRUPT_WAIT_MS) /* not a final step */
+            slurm_loginstop_send(k);
+    }
+    if (k->timed_out ? slurm_loginstop_cut_settled(k, now_ms) : rexec_done(k->x))
+        settle(k);
+}
+
 void slurm_call_step(SlurmCall *k, const struct pollfd *fds, size_t n, int64_t now_ms)
 {
     if (k->done)
         return;
-    if (!k->c->pool) {
+    if (k->c->pool)
+        step_login(k, fds, n, now_ms);
+    else
         step_here(k, fds, n, now_ms);
-        return;
-    }
-    hostpool_step(k->c->pool, fds, n, now_ms);
-    if (rexec_done(k->x) || now_ms >= k->deadline_ms)
-        settle(k);
 }
 
 int slurm_call_done(const SlurmCall *k)
@@ -484,6 +450,7 @@ int slurm_call_finish(SlurmCall *k, char **out, Error *err)
     if (k->done && rc != 0)
         *err = k->err;
     SlurmCtl *c = k->c;
+    c->last_cut = k->timed_out ? 1 + slurm_loginstop_reached(k) : 0;
     c->bytes_read += (long long)k->out.len;
     free(c->last_stderr);
     c->last_stderr = k->errt.buf;
@@ -512,107 +479,11 @@ void slurm_call_free(SlurmCall *k)
     for (int i = 0; i < 2; i++)
         if (k->fds[i] >= 0)
             close(k->fds[i]);
+    rexec_free(k->interrupt);
     rexec_free(k->x);
     free(k->out.buf);
     free(k->errt.buf);
     free(k);
-}
-
-static size_t call_pollfds(void *ctx, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
-{
-    return slurm_call_pollfds(ctx, fds, cap, deadline_ms);
-}
-
-static void call_step(void *ctx, const struct pollfd *fds, size_t n, int64_t now_ms)
-{
-    slurm_call_step(ctx, fds, n, now_ms);
-}
-
-typedef struct {
-    SlurmCall *k;
-    int (*stop)(void *);
-    void *ud;
-    long (*queued)(const char *);
-    int stopping;          /* stop said so: what is left of the stop is sent at each wake */
-    int sent;              /* all of it sent */
-    int interrupt_tried;   /* once only: a kill that could not start is not tried again */
-    RemoteExec *interrupt; /* the login node's kill -INT of the command */
-    RemoteExec *cancel;    /* the login node's scancel of the job the command queued */
-} Stoppable;
-
-/* On the login node the command is sshd's session with no pty: a closed channel does not
- * reach it (salloc writes nothing while it waits), and sshd refuses a "signal" request for a
- * root session (no privilege separation after a root login) or a forced command (measured on
- * sshd 9.2). So the stop is the local one sent from there: `kill -INT` of the pid the shell
- * said before it became the command, which salloc handles as here, whether or not slurmctld
- * has answered yet. That pid is the command's only while it runs: the kill is sent only
- * before its exit status came, and there only to the process whose environment has this
- * call's mark (a pid freed and reused in between is left alone; no /proc there, none is).
- * Once that kill has ended, a job the command said it queued or was granted is cancelled
- * there with scancel, which reaches salloc whatever became of the kill: its job revoked, it
- * exits. A command not yet started there never starts. */
-static void stop_on_login(Stoppable *st)
-{
-    SlurmCall *k = st->k;
-    if (!rexec_sent(k->x)) { /* nothing of it runs there yet: it never will */
-        rexec_close(k->x);
-        st->sent = 1;
-        slurm_call_step(k, NULL, 0, clock_now_ms()); /* no fd of its own wakes the loop */
-        return;
-    }
-    if (!st->interrupt_tried && k->pid_said > 0 && !rexec_exited_ms(k->x)) {
-        st->interrupt_tried = 1;
-        st->interrupt = slurm_loginstop_interrupt(k->c->pool, k->remote_pid, k->mark);
-        if (st->interrupt)
-            return; /* its end wakes the loop */
-    }
-    if (k->pid_said == 0 && !rexec_exited_ms(k->x))
-        return; /* the pid line comes before anything the command says: it wakes the loop */
-    if (st->interrupt && !rexec_done(st->interrupt))
-        return;
-    long job = st->queued && k->errt.buf ? st->queued(k->errt.buf) : -1;
-    if (job < 0)
-        return; /* asked again at the next wake: its output wakes it */
-    st->cancel = slurm_loginstop_cancel(k->c->pool, job);
-    st->sent = 1;
-}
-
-static int stoppable_done(void *ctx)
-{
-    Stoppable *st = ctx;
-    if (slurm_call_done(st->k))
-        return 1;
-    if (!st->stop || st->sent || (!st->stopping && !st->stop(st->ud)))
-        return 0;
-    st->stopping = 1;
-    if (st->k->c->pool) {
-        stop_on_login(st);
-        return slurm_call_done(st->k);
-    }
-    if (st->k->pid > 0)
-        kill(-st->k->pid, SIGINT);
-    st->sent = 1;
-    return 0;
-}
-
-int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
-                            void *ud, long (*queued)(const char *), Error *err)
-{
-    if (out)
-        *out = NULL;
-    SlurmCall *k = call_start(c, argv, stop != NULL, err);
-    if (!k)
-        return -1;
-    Stoppable st = {.k = k, .stop = stop, .ud = ud, .queued = queued};
-    /* The call's own deadline ends it; the loop's limit is only a backstop. */
-    evloop_run_source(call_pollfds, call_step, k, stoppable_done, &st,
-                      clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 5000);
-    if (!slurm_call_done(k))
-        slurm_call_step(k, NULL, 0, clock_now_ms() + (int64_t)(c->timeout_s * 1000) + 1);
-    /* their channels closed: kill and scancel, sent already, end there alone */
-    rexec_free(st.interrupt);
-    rexec_free(st.cancel);
-    return slurm_call_finish(k, out, err);
 }
 
 int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err)

@@ -39,14 +39,18 @@ int slurm_ctl_run(SlurmCtl *c, const char *const *argv, char **out, Error *err);
  * has a mark of this call). Then the job it queued or was granted, queued(its standard
  * error so far) (-1: none yet, asked again at each wake), is cancelled there with scancel
  * (salloc then says it is revoked and exits). A command not yet started there never starts.
- * stop NULL: slurm_ctl_run. */
+ * Cut by the timeout there, it gets the same kill -INT (slurm_call_step below), and its error
+ * says whether that reached it. stop NULL: slurm_ctl_run. */
 int slurm_ctl_run_stoppable(SlurmCtl *c, const char *const *argv, char **out, int (*stop)(void *),
                             void *ud, long (*queued)(const char *), Error *err);
 
 /* The same command without waiting for it: started now, stepped by the caller's loop (its
  * fds and its deadline: a child's pipes here, the login node's SSH session there), and
  * finished once done, with slurm_ctl_run's return, *out and err. A controller that does
- * not answer costs the caller nothing while it waits (sinfo takes ~9 s to give up). */
+ * not answer costs the caller nothing while it waits (sinfo takes ~9 s to give up). Past the
+ * timeout a command here has its process group killed; on the login node one that said its
+ * pid (run stoppable) is sent the guarded kill -INT there and waited for up to 5 s more (the
+ * kill, then its end), since closing its channel does not end it there. */
 typedef struct SlurmCall SlurmCall;
 SlurmCall *slurm_call_start(SlurmCtl *c, const char *const *argv, Error *err);
 size_t slurm_call_pollfds(SlurmCall *k, struct pollfd *fds, size_t cap, int64_t *deadline_ms);
@@ -59,6 +63,9 @@ void slurm_call_free(SlurmCall *k);
 
 /* The last command's standard error (salloc reports its job there); "" when none. */
 const char *slurm_ctl_last_stderr(const SlurmCtl *c);
+/* Whether the last command was cut by the timeout: 0 no; 1 yes; 2 yes, and on the login node
+ * the guarded kill -INT sent there by its pid reached it (a command run stoppable, as below). */
+int slurm_ctl_last_cut(const SlurmCtl *c);
 
 /* Commands run so far through this object: each one is a request to slurmctld. */
 long slurm_ctl_calls(const SlurmCtl *c);

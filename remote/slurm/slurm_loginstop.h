@@ -1,7 +1,9 @@
 /* Stopping a Slurm command (salloc) on the login node by its pid: sshd refuses a "signal"
  * request for a root login, and closing the channel does not reach a salloc that writes
  * nothing while it waits. So the command runs under a shell that says its pid first, and a
- * stop is a guarded `kill -INT` of that pid there, with `scancel` of its job as the fallback. */
+ * stop is a guarded `kill -INT` of that pid there, with `scancel` of its job as the fallback;
+ * a command cut by the timeout gets the same kill. What slurm_ctl.c calls here, on a call of
+ * its own, is in slurm_ctl_priv.h. */
 #ifndef TUNEDECK_SLURM_LOGINSTOP_H
 #define TUNEDECK_SLURM_LOGINSTOP_H
 

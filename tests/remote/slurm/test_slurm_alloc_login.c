@@ -1,6 +1,7 @@
 /* The session's salloc on a login node (a real sshd of the test's own, its Slurm commands
  * stand-ins first on the PATH its ForceCommand sets) stopped by the operator's signal: before
- * salloc said which job it queued, and just after it was granted one. */
+ * salloc said which job it queued, and just after it was granted one; or cut by the command's
+ * timeout. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <pwd.h>
@@ -242,6 +243,73 @@ Test(slurm_alloc_login, a_malformed_pid_line_fails_the_run_and_cancels_its_job)
     char *scancels = recorded("scancel-calls");
     cr_assert_str_eq(scancels, "77\n");
     free(scancels);
+}
+
+/* A first command through the login node's session, so that a short command timeout is the
+ * next command's own, not spent on the SSH handshake (cut itself, it leaves the handshake to
+ * go on: either way the session is up or nearly so). */
+static void connect_first(void)
+{
+    const char *run[] = {"true", NULL};
+    Error ignored;
+    slurm_ctl_run(ctl, run, NULL, &ignored);
+}
+
+/* Regression: a salloc cut by tunedeck's command timeout on the login node was only left
+ * (its channel closed, which does not reach it): it ran on there until its own --immediate
+ * ended. Now it is interrupted there by its pid, as a stop does, and waited for; its queued
+ * job is cancelled, and the error says salloc was interrupted. The scancel stand-in here only
+ * records, so the interrupt alone ends salloc. */
+Test(slurm_alloc_login, a_salloc_cut_by_the_timeout_is_interrupted_there)
+{
+    stand_in("salloc", "echo $$ > \"$D/salloc.pid\"\n"
+                       "trap 'kill $! 2>/dev/null; echo INT >> \"$D/interrupted\"; exit 1' INT\n"
+                       "echo 'salloc: Pending job allocation 77' >&2\n"
+                       "echo 'salloc: job 77 queued and waiting for resources' >&2\n"
+                       "sleep 60 > /dev/null 2>&1 &\nwait\nexit 1\n");
+    stand_in("scancel", "echo \"$*\" >> \"$D/scancel-calls\"\n");
+    login_ctl("", 2);
+    connect_first();
+    SlurmAlloc a;
+    Error err;
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(slurm_alloc_open(ctl, cl, NULL, NULL, 1, stop_asked, NULL, &a, &err), -1);
+    cr_assert_eq(standin_salloc(), 0, "the stand-in salloc still runs there");
+    char *interrupted = recorded("interrupted"), *scancels = recorded("scancel-calls");
+    cr_assert_str_eq(interrupted, "INT\n", "salloc there was not interrupted");
+    cr_assert_str_eq(scancels, "77\n", "the job it queued is cancelled");
+    free(interrupted);
+    free(scancels);
+    cr_assert_eq(err.kind, ERROR_REMOTE, "%s", err.msg);
+    cr_assert_str_eq(err.msg, "the session's allocation: Slurm did not start it in time (salloc, "
+                              "cut by the command's timeout, was interrupted there): job 77 "
+                              "waited for the inventory's nodes, busy with other jobs (squeue -w "
+                              "NODES shows them), and was cancelled; try again once they are "
+                              "free, or wait longer with the inventory's \"slurm\": "
+                              "{\"command_timeout_s\": S} (salloc waits a little less)");
+}
+
+/* The error of a salloc cut there with no job said yet names the kill that reached it. */
+Test(slurm_alloc_login, a_cut_salloc_that_said_no_job_is_said_interrupted)
+{
+    stand_in("salloc", "echo $$ > \"$D/salloc.pid\"\n"
+                       "trap 'kill $! 2>/dev/null; exit 1' INT\n"
+                       "sleep 60 > /dev/null 2>&1 &\nwait\nexit 1\n");
+    stand_in("scancel", "echo \"$*\" >> \"$D/scancel-calls\"\n");
+    login_ctl("", 2);
+    connect_first();
+    SlurmAlloc a;
+    Error err;
+    memset(&err, 0, sizeof err);
+    cr_assert_eq(slurm_alloc_open(ctl, cl, NULL, NULL, 1, stop_asked, NULL, &a, &err), -1);
+    cr_assert_eq(standin_salloc(), 0, "the stand-in salloc still runs there");
+    char *pid = recorded("salloc.pid"), want[200];
+    snprintf(want, sizeof want,
+             "the session's allocation: salloc on 127.0.0.1: no answer within 2 s, interrupted "
+             "there (kill -INT %ld)",
+             atol(pid));
+    free(pid);
+    cr_assert_str_eq(err.msg, want);
 }
 
 Test(slurm_alloc_login, the_pid_line_is_read_strictly)
