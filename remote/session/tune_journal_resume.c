@@ -250,6 +250,26 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
     return 0;
 }
 
+/* Why a trial of the journal has no outcome, in the words its `finished` line keeps. Trials
+ * run one at a time and a resume marks its interrupted ones before it suggests another, so a
+ * trial with a later one after it did not end with the session: its outcome line was damaged
+ * (said "the session ended" before, the operator looked for a crash that never happened). */
+static void interrupted_reason(const JournalTrial *r, int later, char *out, size_t size)
+{
+    if (r->finished_line_skipped)
+        snprintf(out, size,
+                 "interrupted: its finished line (journal line %zu) could not be read, so "
+                 "its outcome is unknown",
+                 r->finished_line_skipped);
+    else if (later)
+        snprintf(out, size,
+                 "interrupted: its outcome was lost to a damaged journal line (the session "
+                 "went on to later trials)");
+    else
+        snprintf(out, size, "interrupted: the session ended while it %s",
+                 r->started ? "ran" : "was about to start");
+}
+
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_given, Error *err)
 {
     JournalTrials jt;
@@ -299,12 +319,11 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     for (size_t i = 0; i < jt.n && rc == 0; i++) {
         JournalTrial *r = &jt.trials[i];
         if (!r->obs) {
-            /* Running when the session died: its outcome is unknown and stays so. */
+            /* Running when the session died, or its outcome line damaged: unknown and
+             * stays so. */
             r->obs = observation_new(r->suggestion.schedule);
             r->obs->status = TRIAL_INTERRUPTED;
-            snprintf(r->obs->reason, sizeof r->obs->reason,
-                     "interrupted: the session ended while it %s",
-                     r->started ? "ran" : "was about to start");
+            interrupted_reason(r, i + 1 < jt.n, r->obs->reason, sizeof r->obs->reason);
             if (tune_journal_append(tj, journal_finished_json(r->journal_trial, r->obs)) < 0) {
                 rc = error_set(err, "journal %s: cannot append to it", tj->path);
                 break;
@@ -316,10 +335,14 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         if (d < 0)
             rc = error_prefix(err, "replaying trial %d", r->trial);
         else if (d > 0 && !warned++ && !tj->quiet)
+            /* skipped lines change what the optimizer observes, and so what it suggests */
             fprintf(stderr,
                     "tunedeck tune: trial %d: the optimizer now suggests another schedule than "
-                    "the journal records (was it changed?); the journal's trials are kept\n",
-                    r->trial);
+                    "the journal records (%s); the journal's trials are kept\n",
+                    r->trial,
+                    tj->log.n_problems ? "the skipped lines above changed what it observed, or "
+                                         "its code changed"
+                                       : "was it changed?");
     }
     size_t n = jt.n;
     journal_trials_clear(&jt);
