@@ -88,6 +88,7 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
     journal_close(tj->held);
     if (!(tj->held = journal_take(tj->path, &busy, err))) {
         tj->running = busy;
+        tj->unwritable = !busy && (errno == EROFS || errno == EACCES || errno == EPERM);
         if (busy) {
             Error why = *err;
             return error_set(err, "session %s is still running (%s)", id_or_path, why.msg);
@@ -102,6 +103,11 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
 int tune_journal_running(const TuneJournal *tj)
 {
     return tj->running;
+}
+
+int tune_journal_unwritable(const TuneJournal *tj)
+{
+    return tj->unwritable;
 }
 
 int tune_journal_load_log(TuneJournal *tj, const char *path, JournalLog *log, TuneSetup *setup,

@@ -404,11 +404,43 @@ for edit in 's/"optimizer":"bespoke"/"optimizer":"nope"/:optimizer' \
     field="${edit##*:}"
     sed "1${edit%:*}" "$work/good.jsonl" >"$bad"
     cp "$bad" "$work/bad.before"
-    rc=0; "$bin" tune --resume "$bad" 2>"$work/err" >/dev/null || rc=$?
-    [ "$rc" = 3 ] || fail "journal with a bad '$field': exit $rc, expected 3: $(cat "$work/err")"
-    grep -q "$bad.*field '$field'" "$work/err" ||
-        fail "a bad '$field' not named by journal and field: $(cat "$work/err")"
-    cmp -s "$bad" "$work/bad.before" || fail "a refused resume changed the journal"
+    # the console's resume gave 2 (a usage error) for a bad journal; it is bad input there too
+    for cmd in "tune --resume" "--resume"; do
+        rc=0; "$bin" $cmd "$bad" 2>"$work/err" >/dev/null </dev/null || rc=$?
+        [ "$rc" = 3 ] ||
+            fail "$cmd: journal with a bad '$field': exit $rc, expected 3: $(cat "$work/err")"
+        grep -q "$bad.*field '$field'" "$work/err" ||
+            fail "$cmd: a bad '$field' not named by journal and field: $(cat "$work/err")"
+        cmp -s "$bad" "$work/bad.before" || fail "$cmd: a refused resume changed the journal"
+    done
+done
+# A journal that can be read but not written here (a read-only mount; for a user, a file
+# without write permission) is refused before anything runs, said so, exit 1 (the journal
+# could not be written): it was exit 2, a usage error, saying only "cannot open".
+ro="$work/ro"
+mkdir -m 700 "$ro"
+cp "$work/good.jsonl" "$ro/ro.jsonl"
+chmod 600 "$ro/ro.jsonl"
+ro_run= # how to run a command with $ro read-only
+if [ "$(id -u)" != 0 ]; then
+    chmod 400 "$ro/ro.jsonl"
+    ro_run=plain
+elif unshare -m true 2>/dev/null; then
+    ro_run=mount
+fi
+for cmd in "tune --resume" "--resume"; do
+    rc=0
+    case "$ro_run" in
+    plain) "$bin" $cmd "$ro/ro.jsonl" 2>"$work/err" >/dev/null </dev/null || rc=$? ;;
+    mount) unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift &&
+               exec "$@"' sh "$ro" "$bin" $cmd "$ro/ro.jsonl" 2>"$work/err" >/dev/null </dev/null ||
+               rc=$? ;;
+    *) echo "  skipped: a read-only journal needs a non-root user or unshare -m"; break ;;
+    esac
+    [ "$rc" = 1 ] || fail "$cmd of a read-only journal: exit $rc, expected 1: $(cat "$work/err")"
+    grep -q "journal $ro/ro.jsonl: cannot open to append (a resume writes to it; it can only be read here): " \
+        "$work/err" || fail "$cmd of a read-only journal: unclear: $(cat "$work/err")"
+    cmp -s "$ro/ro.jsonl" "$work/good.jsonl" || fail "$cmd: a read-only journal changed"
 done
 # A budget below the trials already run (4/2 once) is a usage error naming both numbers;
 # the journal is left as it was, and the console refuses it the same way.
