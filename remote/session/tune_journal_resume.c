@@ -2,6 +2,7 @@
  * checked, then its trials replayed into a fresh tuner and the operator's queue restored;
  * the journal goes on in tune_journal.c (what both share: tune_journal_priv.h). */
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "core/base/decimal.h"
 #include "core/base/jfield.h"
+#include "core/base/termsafe.h"
 #include "core/journal/journal_override.h"
 #include "core/journal/journal_trial.h"
 #include "core/model/cluster.h"
@@ -70,6 +72,53 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
 
 static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err);
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* For "no session": the sessions in dir whose id begins with `prefix` ("" none). Ids are
+ * taken whole (the start of two sessions' ids names neither), but the operator who typed the
+ * start of one, or of two, is shown them, as `tunedeck sessions` spells them. */
+static void ids_beginning(const char *dir, const char *prefix, char *out, size_t size)
+{
+    enum { SHOWN = 4 };
+    char *names[SHOWN];
+    size_t n = 0, shown = 0, plen = strlen(prefix), ext = strlen(JOURNAL_EXT);
+    out[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= ext + plen || strcmp(e->d_name + len - ext, JOURNAL_EXT) != 0 ||
+            strncmp(e->d_name, prefix, plen) != 0)
+            continue;
+        n++;
+        if (shown < SHOWN && (names[shown] = strndup(e->d_name, len - ext)))
+            shown++;
+    }
+    closedir(d);
+    if (shown)
+        qsort(names, shown, sizeof *names, by_name);
+    /* a file's name is any bytes but '/': shown terminal-safe, as `tunedeck sessions` does */
+    char safe[SHOWN][256];
+    for (size_t i = 0; i < shown; i++)
+        termsafe(safe[i], sizeof safe[i], names[i]);
+    size_t used = 0;
+    if (n == 1 && shown == 1)
+        used = (size_t)snprintf(out, size, "; ids are taken whole: did you mean %s?", safe[0]);
+    else if (n > 1)
+        used = (size_t)snprintf(out, size, "; ids are taken whole: %zu sessions begin so:", n);
+    for (size_t i = 0; n > 1 && i < shown && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s %s", i ? "," : "", safe[i]);
+    if (n > shown && n > 1 && used < size)
+        snprintf(out + used, size - used, ", and %zu more", n - shown);
+    for (size_t i = 0; i < shown; i++)
+        free(names[i]);
+}
+
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
 {
     memset(setup, 0, sizeof *setup);
@@ -77,9 +126,12 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         return -1;
     /* an id (not a path) with no journal is a session that does not exist: said so, not as
      * a file that cannot be opened */
-    if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT)
-        return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s)", id_or_path,
-                         tj->path);
+    if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT) {
+        char near[512];
+        ids_beginning(tj->dir, id_or_path, near, sizeof near);
+        return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s%s)",
+                         id_or_path, tj->path, near);
+    }
     if (journal_check_owned(tj->path, err) < 0)
         return -1;
     /* The lock first, kept to the end: a session still running is refused before its

@@ -389,6 +389,22 @@ grep -q "comes from the session's journal" "$work/err" || fail "unclear --resume
 "$bin" tune --resume nosuchsession 2>"$work/err" && fail "unknown session accepted"
 grep -q "^tunedeck tune: --resume: no session 'nosuchsession' (\`tunedeck sessions\` lists them; no .*/nosuchsession.jsonl)$" "$work/err" ||
     fail "unclear unknown-session error: $(cat "$work/err")"
+# The start of an id is no id (two sessions may begin alike), but the sessions it begins are
+# named: it said only "no session", and the operator could not tell a typo from a prefix.
+mkdir -p -m 700 "$work/twins/sessions"
+for t in twin-a1 twin-a2 solo-b1; do
+    cp "$TUNEDECK_STATE_DIR/sessions/$id.jsonl" "$work/twins/sessions/$t.jsonl"
+done
+rc=0; TUNEDECK_STATE_DIR="$work/twins" "$bin" tune --resume twin-a 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "no session 'twin-a' (.*; ids are taken whole: 2 sessions begin so: twin-a1, twin-a2)$" \
+    "$work/err" || fail "a prefix of two sessions: exit $rc: $(cat "$work/err")"
+rc=0; TUNEDECK_STATE_DIR="$work/twins" "$bin" --resume solo </dev/null 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "no session 'solo' (.*; ids are taken whole: did you mean solo-b1?)$" \
+    "$work/err" || fail "a prefix of one session: exit $rc: $(cat "$work/err")"
+for t in twin-a1 twin-a2 solo-b1; do
+    cmp -s "$TUNEDECK_STATE_DIR/sessions/$id.jsonl" "$work/twins/sessions/$t.jsonl" ||
+        fail "a refused prefix changed $t"
+done
 # a path is a file: one that is not there is said as such
 "$bin" tune --resume "$work/gone.jsonl" 2>"$work/err" && fail "a missing journal file accepted"
 grep -q "journal $work/gone.jsonl: cannot open: No such file or directory" "$work/err" ||
