@@ -49,6 +49,11 @@ static void assert_same(const char *path, const char *what)
     cr_assert_eq(one.resume_budget, whole.resume_budget, "%s: %ld against %ld", what,
                  one.resume_budget, whole.resume_budget);
     cr_assert(one.best_s == whole.best_s, "%s", what);
+    cr_assert_eq(one.first_problem_line, whole.first_problem_line, "%s: line %zu against %zu", what,
+                 one.first_problem_line, whole.first_problem_line);
+    cr_assert_str_eq(one.first_problem, whole.first_problem, "%s", what);
+    cr_assert_eq(one.problems != 0, one.first_problem[0] != 0,
+                 "%s: %d problems, the first named \"%s\"", what, one.problems, one.first_problem);
 }
 
 /* A line of the journal, as [start, end) of its text. */

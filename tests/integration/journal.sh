@@ -273,6 +273,14 @@ printf '{"event":"suggested","trial":5,"sched' >>"$j"
 # Corrupt trial 2's outcome line in the middle.
 line="$(grep -n '"event":"finished","trial":2' "$j" | cut -d: -f1)"
 sed -i "${line}s/.*/{\"event\":\"finished\",\"trial\":2,garbage/" "$j"
+# `sessions` names the first line a resume skips, and why, without writing to the journal
+# (it said only "has skipped lines": a resume, which writes, was the one way to learn which).
+cp "$j" "$work/damaged.before"
+"$bin" sessions | grep "^$id " | grep -qF "(has skipped lines; the first: line $line: corrupted line skipped: " ||
+    fail "sessions does not name the first skipped line $line: $("$bin" sessions | grep "^$id ")"
+"$bin" sessions --json | grep -qF "\"first_problem\":	\"$j:$line: corrupted line skipped: " ||
+    fail "sessions --json has no first_problem: $("$bin" sessions --json | grep -A14 "$id")"
+cmp -s "$j" "$work/damaged.before" || fail "sessions changed a damaged journal"
 "$bin" tune --resume "$id" --budget 5 --json >"$work/repaired.json" 2>"$work/err" || fail "resume of a damaged journal: $(cat "$work/err")"
 grep -q "torn last line" "$work/err" || fail "torn line not reported: $(cat "$work/err")"
 grep -q ":$line: corrupted line skipped" "$work/err" || fail "corrupted line $line not reported by number: $(cat "$work/err")"
@@ -280,6 +288,8 @@ python3 - "$work/repaired.json" "$j" <<'PY' || fail "damaged journal resume is w
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
 assert [x["status"] for x in t] == ["pruned", "interrupted", "ok", "ok", "ok"], [x["status"] for x in t]
+# the session went on past trial 2: its outcome line was damaged, the session did not end there
+assert "lost to a damaged journal line" in t[1]["reason"], t[1]
 for n, line in enumerate(open(sys.argv[2]), 1):   # every line whole except the one we broke
     if "garbage" not in line:
         json.loads(line)
