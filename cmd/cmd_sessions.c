@@ -146,7 +146,8 @@ int cmd_sessions(int argc, char **argv)
             size_t at = strlen(jpath);
             if (strncmp(problem, jpath, at) == 0 && problem[at] == ':')
                 first = problem + at + 1;
-            if (s.problems && s.first_problem_line)
+            /* a state "not resumable: ..." may be that line's own words already */
+            if (s.problems && s.first_problem_line && !strstr(state, first))
                 snprintf(skipped, sizeof skipped, " (has skipped lines; the first: line %s)",
                          first);
             else if (s.problems)

@@ -207,7 +207,15 @@ static void take(void *ud, const cJSON *ev, size_t line)
     } else if (strcmp(kind, "suggested") == 0) {
         if (p->queue.trials == trials || mark_kept(&p->marks, p->queue.last_trial) < 0) {
             s->problems++;
-            skipped(p, line, kind, ": not a trial a resume keeps (`tune --resume` says why)");
+            /* why, as the tally read it: its last trial is as it was before this line */
+            int n;
+            Error why;
+            snprintf(why.msg, sizeof why.msg, ": not a trial a resume keeps");
+            if (p->queue.trials == trials && p->queue.cluster)
+                journal_suggested_kept(ev, p->queue.cluster, "", p->queue.last_trial, &n, &why);
+            else if (p->queue.trials == trials)
+                journal_suggested_follows(ev, "", p->queue.last_trial, &n, &why);
+            skipped(p, line, kind, why.msg);
             return;
         }
         s->suggested++;
