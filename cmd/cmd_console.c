@@ -292,12 +292,18 @@ static int parse_args(int argc, char **argv, ConsoleOptions *o, ConsoleArgs *ca)
 
 /* --resume: the session as its journal recorded it; the skipped lines are said now, while
  * the screen is not the console's yet. */
+/* 0, or the exit status of a resume refused, as `tune --resume` gives it: a session still
+ * running or a journal that cannot be written here 1, a bad journal 3 (it gave 2 for every
+ * refusal, a damaged journal included), an unknown session 2. */
 static int resume_session(ConsoleOptions *o, const ConsoleArgs *ca)
 {
     Error err;
     if (session_resume(o->session, ca->resume, &o->spec, ca->budget_set, &err) < 0) {
         fprintf(stderr, "tunedeck: --resume: %s\n", err.msg);
-        return -1;
+        if (tune_journal_running(o->session->journal) ||
+            tune_journal_unwritable(o->session->journal))
+            return EXIT_FAILED;
+        return exitcode_for(&err, EXIT_USAGE);
     }
     const char *const *lines;
     size_t n = tune_journal_problems(o->session->journal, &lines);
@@ -376,9 +382,7 @@ int cmd_console(int argc, char **argv)
         fprintf(stderr, "tunedeck: out of memory\n");
         return EXIT_FAILED;
     }
-    if (ca.resume && resume_session(&o, &ca) < 0) {
-        /* a session still running: as `tune --resume` says it (its work is there, not ours) */
-        rc = tune_journal_running(o.session->journal) ? EXIT_FAILED : EXIT_USAGE;
+    if (ca.resume && (rc = resume_session(&o, &ca)) != 0) {
         session_free(o.session);
         return rc;
     }

@@ -105,13 +105,14 @@ int cmd_sessions(int argc, char **argv)
          * controls, and never bytes that are not UTF-8 (a name of any bytes but '/' made the
          * whole `--json` output invalid for a strict reader). Both forms show them alike. */
         char created[128], target[512], optimizer[256], state[sizeof s.state * 4];
-        char id[sizeof s.id * 4], jpath[sizeof path * 4];
+        char id[sizeof s.id * 4], jpath[sizeof path * 4], problem[sizeof s.first_problem * 4];
         termsafe(created, sizeof created, s.created);
         termsafe(target, sizeof target, s.target);
         termsafe(optimizer, sizeof optimizer, s.optimizer);
         termsafe(state, sizeof state, s.state);
         termsafe(id, sizeof id, s.id);
         termsafe(jpath, sizeof jpath, path);
+        termsafe(problem, sizeof problem, s.first_problem);
         if (json) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "id", id);
@@ -132,10 +133,27 @@ int cmd_sessions(int argc, char **argv)
                 cJSON_AddNullToObject(o, "best_time_s");
             cJSON_AddStringToObject(o, "state", state);
             cJSON_AddNumberToObject(o, "problems", s.problems);
+            if (s.first_problem[0])
+                cJSON_AddStringToObject(o, "first_problem", problem);
+            else
+                cJSON_AddNullToObject(o, "first_problem");
             cJSON_AddItemToArray(arr, o);
         } else {
+            /* the first skipped line and why, as the resume will say it (the file is the
+             * row's: its line number is enough) */
+            char skipped[sizeof problem + 64] = "";
+            const char *first = problem;
+            size_t at = strlen(jpath);
+            if (strncmp(problem, jpath, at) == 0 && problem[at] == ':')
+                first = problem + at + 1;
+            /* a state "not resumable: ..." may be that line's own words already */
+            if (s.problems && s.first_problem_line && !strstr(state, first))
+                snprintf(skipped, sizeof skipped, " (has skipped lines; the first: line %s)",
+                         first);
+            else if (s.problems)
+                snprintf(skipped, sizeof skipped, " (has skipped lines)");
             table_row(stdout, "%-24s %-20s %-18s %-16s %7s %9s  %s%s", id, created, target,
-                      optimizer, trials, best, state, s.problems ? " (has skipped lines)" : "");
+                      optimizer, trials, best, state, skipped);
         }
         free(names[i]);
     }

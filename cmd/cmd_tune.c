@@ -189,8 +189,9 @@ static int spec_from_args(const TuneArgs *a, Session *ses, SessionSpec *spec)
     Error err;
     if (session_resume(ses, a->resume, spec, a->budget_set, &err) < 0) {
         fprintf(stderr, "tunedeck tune: --resume: %s\n", err.msg);
-        /* as before the lock came first: the work (that session's) is there, not started */
-        if (tune_journal_running(ses->journal))
+        /* as before the lock came first: the work (that session's) is there, not started;
+         * and a journal that cannot be written here is one the session could not write */
+        if (tune_journal_running(ses->journal) || tune_journal_unwritable(ses->journal))
             return EXIT_FAILED;
         return exitcode_for(&err, EXIT_USAGE);
     }

@@ -162,9 +162,19 @@ static void pass_clear(Pass *p)
     p->cluster = NULL;
 }
 
+/* A line take() skips: the first in the file's order is kept, in the resume's words where
+ * it has them (ctx "FILE:N: kind", then why). */
+static void skipped(Pass *p, size_t line, const char *kind, const char *why)
+{
+    SessionSummary *s = p->s;
+    if (s->first_problem_line && s->first_problem_line < line)
+        return;
+    s->first_problem_line = line;
+    snprintf(s->first_problem, sizeof s->first_problem, "%s:%zu: %s%s", p->path, line, kind, why);
+}
+
 static void take(void *ud, const cJSON *ev, size_t line)
 {
-    (void)line;
     Pass *p = ud;
     SessionSummary *s = p->s;
     const char *kind = str(ev, "event");
@@ -197,6 +207,15 @@ static void take(void *ud, const cJSON *ev, size_t line)
     } else if (strcmp(kind, "suggested") == 0) {
         if (p->queue.trials == trials || mark_kept(&p->marks, p->queue.last_trial) < 0) {
             s->problems++;
+            /* why, as the tally read it: its last trial is as it was before this line */
+            int n;
+            Error why;
+            snprintf(why.msg, sizeof why.msg, ": not a trial a resume keeps");
+            if (p->queue.trials == trials && p->queue.cluster)
+                journal_suggested_kept(ev, p->queue.cluster, "", p->queue.last_trial, &n, &why);
+            else if (p->queue.trials == trials)
+                journal_suggested_follows(ev, "", p->queue.last_trial, &n, &why);
+            skipped(p, line, kind, why.msg);
             return;
         }
         s->suggested++;
@@ -209,6 +228,10 @@ static void take(void *ud, const cJSON *ev, size_t line)
         if (!m || *m ||
             journal_finished_kept(ev, p->queue.cluster, "", &status, &t, &scratch) < 0) {
             s->problems++;
+            skipped(p, line, kind,
+                    !m   ? ": a trial never suggested, or whose suggested line was skipped"
+                    : *m ? ": the trial already has an outcome"
+                         : scratch.msg);
             return;
         }
         *m = 1;
@@ -274,6 +297,17 @@ void session_summary_read_by(const char *path, const char *id, SessionSummary *s
         return;
     }
     s->problems += (int)log.n_problems; /* the lines skipped, besides those take() counted */
+    /* the reader's own ("FILE:N: torn last line ...", "... corrupted line skipped: ..."), in
+     * the file's order: the first of them if it comes before take()'s first */
+    size_t plen = strlen(path);
+    if (log.n_problems && strncmp(log.problems[0], path, plen) == 0 &&
+        log.problems[0][plen] == ':') {
+        size_t line = strtoul(log.problems[0] + plen + 1, NULL, 10);
+        if (!s->first_problem_line || (line && line < s->first_problem_line)) {
+            s->first_problem_line = line;
+            snprintf(s->first_problem, sizeof s->first_problem, "%s", log.problems[0]);
+        }
+    }
     char why[ERROR_MSG_MAX];
     int ended = log.n > 0 && p.last_ended;
     int stopped = ended && p.last_stopped;

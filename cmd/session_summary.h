@@ -15,6 +15,11 @@ typedef struct {
                          * the session runs, a resume refuses the journal, or it cannot
                          * be read (state "unreadable: ...") */
     double best_s; /* -1: no ok trial */
+    /* The first line a resume skips, in the file's order, as the resume names it ("FILE:N:
+     * finished: field 'time_s': expected a number, ..."; "" none) and its line (0 none): the
+     * count alone left the operator a resume, which writes to the journal, to learn which. */
+    char first_problem[ERROR_MSG_MAX];
+    size_t first_problem_line;
 } SessionSummary;
 
 /* Summarizes the journal at path, named id, in one pass (journal_scan). */

@@ -188,8 +188,16 @@ Journal *journal_take(const char *path, int *busy, Error *err)
     *busy = 0;
     int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-        /* as journal_load says it: a resume takes the lock before it reads */
-        error_set(err, "journal %s: cannot open: %s", path, strerror(errno));
+        /* as journal_load says it: a resume takes the lock before it reads. A file it may
+         * read but not write (a read-only folder or mount, an immutable file) is said so:
+         * "cannot open" alone, beside a `tunedeck sessions` that reads it, said it was
+         * unreadable. errno is kept for the caller. */
+        int why = errno;
+        int readonly = why == EACCES || why == EPERM || why == EROFS;
+        error_set(err, "journal %s: cannot open%s: %s", path,
+                  readonly ? " to append (a resume writes to it; it can only be read here)" : "",
+                  strerror(why));
+        errno = why;
         return NULL;
     }
     struct stat st;

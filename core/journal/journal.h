@@ -41,7 +41,8 @@ Journal *journal_reopen(const char *path, long valid_bytes, Error *err);
  * it reaches anything else (a Slurm allocation, the hosts) and keep it so, with no window
  * between a check and the reopen: takes the writer's lock, or fails with *busy set (another
  * process holds it: the message names the pid when journal_lock_holder finds it), changing
- * nothing in the file; */
+ * nothing in the file; a file that cannot be opened leaves open's errno (EROFS, EACCES, EPERM:
+ * it may be read, not written); */
 Journal *journal_take(const char *path, int *busy, Error *err);
 /* then, once the journal is read, makes it private and cuts it back to valid_bytes. */
 int journal_cut(Journal *j, long valid_bytes, Error *err);

@@ -352,8 +352,10 @@ int journal_trials_decode(JournalLog *log, const Cluster *c, const char *source,
             continue;
         }
         jt->obs = journal_finished_parse(ev, jt->suggestion.schedule, ctx, &e);
-        if (!jt->obs)
+        if (!jt->obs) {
             journal_log_problem(log, "%s (event skipped)", e.msg);
+            jt->finished_line_skipped = log->lines[i];
+        }
     }
     return 0;
 }

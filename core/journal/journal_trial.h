@@ -37,6 +37,8 @@ typedef struct {
     Suggestion suggestion; /* schedule and the scalar prediction (no per-part arrays) */
     Observation *obs;      /* NULL: suggested or started but never finished (interrupted) */
     int started;
+    size_t finished_line_skipped; /* the line of its "finished" event, skipped (a bad field,
+                                   * a status it does not know); 0: none was skipped */
 } JournalTrial;
 
 typedef struct {

@@ -38,6 +38,9 @@ int tune_journal_start(TuneJournal *tj, Tuner *t, const TuneSetup *setup, Error 
  * (journal PATH is locked by pid N)", with tune_journal_running set, the file untouched. */
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err);
 int tune_journal_running(const TuneJournal *tj);
+/* tune_journal_load was refused because the journal may not be written here (a read-only
+ * folder, mount or file): the journal could not be written, the input is not wrong. */
+int tune_journal_unwritable(const TuneJournal *tj);
 /* As tune_journal_load, of the journal at path already read into log (journal_load; taken,
  * emptied): `tunedeck sessions` summarizes a journal and asks whether a resume would take
  * it from one reading (it read each twice: 11 s for 400 journals of 300 trials). */

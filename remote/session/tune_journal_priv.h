@@ -13,7 +13,8 @@ struct TuneJournal {
      * kept, so nothing of a session still running is reached; the journal once the resume
      * replayed it. Not written to before: the tuner's events go to `journal` alone. */
     Journal *held;
-    int running; /* tune_journal_load was refused: another process holds the lock */
+    int running;    /* tune_journal_load was refused: another process holds the lock */
+    int unwritable; /* tune_journal_load was refused: the journal cannot be written here */
     Tuner *tuner;
     int muted; /* replaying: the events are already in the journal */
     int quiet; /* the console draws on the terminal: say nothing on stderr */

@@ -2,6 +2,7 @@
  * checked, then its trials replayed into a fresh tuner and the operator's queue restored;
  * the journal goes on in tune_journal.c (what both share: tune_journal_priv.h). */
 #include <cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "core/base/decimal.h"
 #include "core/base/jfield.h"
+#include "core/base/termsafe.h"
 #include "core/journal/journal_override.h"
 #include "core/journal/journal_trial.h"
 #include "core/model/cluster.h"
@@ -70,6 +72,53 @@ static int read_setup(const cJSON *h, const char *ctx, TuneSetup *s, Error *err)
 
 static int setup_from_log(TuneJournal *tj, TuneSetup *setup, Error *err);
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* For "no session": the sessions in dir whose id begins with `prefix` ("" none). Ids are
+ * taken whole (the start of two sessions' ids names neither), but the operator who typed the
+ * start of one, or of two, is shown them, as `tunedeck sessions` spells them. */
+static void ids_beginning(const char *dir, const char *prefix, char *out, size_t size)
+{
+    enum { SHOWN = 4 };
+    char *names[SHOWN];
+    size_t n = 0, shown = 0, plen = strlen(prefix), ext = strlen(JOURNAL_EXT);
+    out[0] = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= ext + plen || strcmp(e->d_name + len - ext, JOURNAL_EXT) != 0 ||
+            strncmp(e->d_name, prefix, plen) != 0)
+            continue;
+        n++;
+        if (shown < SHOWN && (names[shown] = strndup(e->d_name, len - ext)))
+            shown++;
+    }
+    closedir(d);
+    if (shown)
+        qsort(names, shown, sizeof *names, by_name);
+    /* a file's name is any bytes but '/': shown terminal-safe, as `tunedeck sessions` does */
+    char safe[SHOWN][256];
+    for (size_t i = 0; i < shown; i++)
+        termsafe(safe[i], sizeof safe[i], names[i]);
+    size_t used = 0;
+    if (n == 1 && shown == 1)
+        used = (size_t)snprintf(out, size, "; ids are taken whole: did you mean %s?", safe[0]);
+    else if (n > 1)
+        used = (size_t)snprintf(out, size, "; ids are taken whole: %zu sessions begin so:", n);
+    for (size_t i = 0; n > 1 && i < shown && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s %s", i ? "," : "", safe[i]);
+    if (n > shown && n > 1 && used < size)
+        snprintf(out + used, size - used, ", and %zu more", n - shown);
+    for (size_t i = 0; i < shown; i++)
+        free(names[i]);
+}
+
 int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup, Error *err)
 {
     memset(setup, 0, sizeof *setup);
@@ -77,9 +126,12 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
         return -1;
     /* an id (not a path) with no journal is a session that does not exist: said so, not as
      * a file that cannot be opened */
-    if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT)
-        return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s)", id_or_path,
-                         tj->path);
+    if (!strchr(id_or_path, '/') && access(tj->path, F_OK) < 0 && errno == ENOENT) {
+        char near[512];
+        ids_beginning(tj->dir, id_or_path, near, sizeof near);
+        return error_set(err, "no session '%s' (`tunedeck sessions` lists them; no %s%s)",
+                         id_or_path, tj->path, near);
+    }
     if (journal_check_owned(tj->path, err) < 0)
         return -1;
     /* The lock first, kept to the end: a session still running is refused before its
@@ -88,6 +140,7 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
     journal_close(tj->held);
     if (!(tj->held = journal_take(tj->path, &busy, err))) {
         tj->running = busy;
+        tj->unwritable = !busy && (errno == EROFS || errno == EACCES || errno == EPERM);
         if (busy) {
             Error why = *err;
             return error_set(err, "session %s is still running (%s)", id_or_path, why.msg);
@@ -102,6 +155,11 @@ int tune_journal_load(TuneJournal *tj, const char *id_or_path, TuneSetup *setup,
 int tune_journal_running(const TuneJournal *tj)
 {
     return tj->running;
+}
+
+int tune_journal_unwritable(const TuneJournal *tj)
+{
+    return tj->unwritable;
 }
 
 int tune_journal_load_log(TuneJournal *tj, const char *path, JournalLog *log, TuneSetup *setup,
@@ -250,6 +308,26 @@ static int restore_overrides(TuneJournal *tj, Tuner *t, const Cluster *c, size_t
     return 0;
 }
 
+/* Why a trial of the journal has no outcome, in the words its `finished` line keeps. Trials
+ * run one at a time and a resume marks its interrupted ones before it suggests another, so a
+ * trial with a later one after it did not end with the session: its outcome line was damaged
+ * (said "the session ended" before, the operator looked for a crash that never happened). */
+static void interrupted_reason(const JournalTrial *r, int later, char *out, size_t size)
+{
+    if (r->finished_line_skipped)
+        snprintf(out, size,
+                 "interrupted: its finished line (journal line %zu) could not be read, so "
+                 "its outcome is unknown",
+                 r->finished_line_skipped);
+    else if (later)
+        snprintf(out, size,
+                 "interrupted: its outcome was lost to a damaged journal line (the session "
+                 "went on to later trials)");
+    else
+        snprintf(out, size, "interrupted: the session ended while it %s",
+                 r->started ? "ran" : "was about to start");
+}
+
 int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_given, Error *err)
 {
     JournalTrials jt;
@@ -299,12 +377,11 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
     for (size_t i = 0; i < jt.n && rc == 0; i++) {
         JournalTrial *r = &jt.trials[i];
         if (!r->obs) {
-            /* Running when the session died: its outcome is unknown and stays so. */
+            /* Running when the session died, or its outcome line damaged: unknown and
+             * stays so. */
             r->obs = observation_new(r->suggestion.schedule);
             r->obs->status = TRIAL_INTERRUPTED;
-            snprintf(r->obs->reason, sizeof r->obs->reason,
-                     "interrupted: the session ended while it %s",
-                     r->started ? "ran" : "was about to start");
+            interrupted_reason(r, i + 1 < jt.n, r->obs->reason, sizeof r->obs->reason);
             if (tune_journal_append(tj, journal_finished_json(r->journal_trial, r->obs)) < 0) {
                 rc = error_set(err, "journal %s: cannot append to it", tj->path);
                 break;
@@ -316,10 +393,14 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
         if (d < 0)
             rc = error_prefix(err, "replaying trial %d", r->trial);
         else if (d > 0 && !warned++ && !tj->quiet)
+            /* skipped lines change what the optimizer observes, and so what it suggests */
             fprintf(stderr,
                     "tunedeck tune: trial %d: the optimizer now suggests another schedule than "
-                    "the journal records (was it changed?); the journal's trials are kept\n",
-                    r->trial);
+                    "the journal records (%s); the journal's trials are kept\n",
+                    r->trial,
+                    tj->log.n_problems ? "the skipped lines above changed what it observed, or "
+                                         "its code changed"
+                                       : "was it changed?");
     }
     size_t n = jt.n;
     journal_trials_clear(&jt);

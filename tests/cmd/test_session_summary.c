@@ -49,6 +49,11 @@ static void assert_same(const char *path, const char *what)
     cr_assert_eq(one.resume_budget, whole.resume_budget, "%s: %ld against %ld", what,
                  one.resume_budget, whole.resume_budget);
     cr_assert(one.best_s == whole.best_s, "%s", what);
+    cr_assert_eq(one.first_problem_line, whole.first_problem_line, "%s: line %zu against %zu", what,
+                 one.first_problem_line, whole.first_problem_line);
+    cr_assert_str_eq(one.first_problem, whole.first_problem, "%s", what);
+    cr_assert_eq(one.problems != 0, one.first_problem[0] != 0,
+                 "%s: %d problems, the first named \"%s\"", what, one.problems, one.first_problem);
 }
 
 /* A line of the journal, as [start, end) of its text. */
@@ -296,5 +301,34 @@ Test(session_summary, the_allocation_released_after_ended_keeps_it_ended)
     assert_same(j.path, "the release after ended");
     free(with);
     free(text);
+    journal_remove(&j);
+}
+
+/* Regression: `sessions` said only "has skipped lines", and the one way to learn which was a
+ * resume, which writes to the journal. The first skipped line is named in the resume's words,
+ * whichever reader skipped it: a suggested line with a field of the wrong type, before a
+ * later line that is no JSON. */
+Test(session_summary, the_first_skipped_line_is_named_with_why)
+{
+    char *fx = fixture_read("journals/a-alexnet-resumed.jsonl");
+    char *sug = strstr(fx, "{\"event\":\"suggested\",\"trial\":2,");
+    cr_assert_not_null(sug);
+    char *was = strstr(sug, "\"overridden\":false");
+    cr_assert_not_null(was);
+    memcpy(was, "\"overridden\":\"nop\"", strlen("\"overridden\":false")); /* a string */
+    size_t line = 1;
+    for (const char *c = fx; c < sug; c++)
+        line += *c == '\n';
+    char *ended = strstr(fx, "{\"event\":\"ended\"");
+    cr_assert_not_null(ended);
+    memcpy(ended, "garbage", 7);
+    JournalFile j;
+    SessionSummary s;
+    journal_write(&j, fx, &s);
+    char want[512];
+    snprintf(want, sizeof want, "%s:%zu: suggested: field 'overridden': expected ", j.path, line);
+    cr_assert_eq(s.first_problem_line, line, "%zu", s.first_problem_line);
+    cr_assert(strncmp(s.first_problem, want, strlen(want)) == 0, "%s", s.first_problem);
+    free(fx);
     journal_remove(&j);
 }

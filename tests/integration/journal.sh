@@ -273,6 +273,14 @@ printf '{"event":"suggested","trial":5,"sched' >>"$j"
 # Corrupt trial 2's outcome line in the middle.
 line="$(grep -n '"event":"finished","trial":2' "$j" | cut -d: -f1)"
 sed -i "${line}s/.*/{\"event\":\"finished\",\"trial\":2,garbage/" "$j"
+# `sessions` names the first line a resume skips, and why, without writing to the journal
+# (it said only "has skipped lines": a resume, which writes, was the one way to learn which).
+cp "$j" "$work/damaged.before"
+"$bin" sessions | grep "^$id " | grep -qF "(has skipped lines; the first: line $line: corrupted line skipped: " ||
+    fail "sessions does not name the first skipped line $line: $("$bin" sessions | grep "^$id ")"
+"$bin" sessions --json | grep -qF "\"first_problem\":	\"$j:$line: corrupted line skipped: " ||
+    fail "sessions --json has no first_problem: $("$bin" sessions --json | grep -A14 "$id")"
+cmp -s "$j" "$work/damaged.before" || fail "sessions changed a damaged journal"
 "$bin" tune --resume "$id" --budget 5 --json >"$work/repaired.json" 2>"$work/err" || fail "resume of a damaged journal: $(cat "$work/err")"
 grep -q "torn last line" "$work/err" || fail "torn line not reported: $(cat "$work/err")"
 grep -q ":$line: corrupted line skipped" "$work/err" || fail "corrupted line $line not reported by number: $(cat "$work/err")"
@@ -280,6 +288,8 @@ python3 - "$work/repaired.json" "$j" <<'PY' || fail "damaged journal resume is w
 import json, sys
 t = json.load(open(sys.argv[1]))["trials"]
 assert [x["status"] for x in t] == ["pruned", "interrupted", "ok", "ok", "ok"], [x["status"] for x in t]
+# the session went on past trial 2: its outcome line was damaged, the session did not end there
+assert "lost to a damaged journal line" in t[1]["reason"], t[1]
 for n, line in enumerate(open(sys.argv[2]), 1):   # every line whole except the one we broke
     if "garbage" not in line:
         json.loads(line)
@@ -389,6 +399,22 @@ grep -q "comes from the session's journal" "$work/err" || fail "unclear --resume
 "$bin" tune --resume nosuchsession 2>"$work/err" && fail "unknown session accepted"
 grep -q "^tunedeck tune: --resume: no session 'nosuchsession' (\`tunedeck sessions\` lists them; no .*/nosuchsession.jsonl)$" "$work/err" ||
     fail "unclear unknown-session error: $(cat "$work/err")"
+# The start of an id is no id (two sessions may begin alike), but the sessions it begins are
+# named: it said only "no session", and the operator could not tell a typo from a prefix.
+mkdir -p -m 700 "$work/twins/sessions"
+for t in twin-a1 twin-a2 solo-b1; do
+    cp "$TUNEDECK_STATE_DIR/sessions/$id.jsonl" "$work/twins/sessions/$t.jsonl"
+done
+rc=0; TUNEDECK_STATE_DIR="$work/twins" "$bin" tune --resume twin-a 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "no session 'twin-a' (.*; ids are taken whole: 2 sessions begin so: twin-a1, twin-a2)$" \
+    "$work/err" || fail "a prefix of two sessions: exit $rc: $(cat "$work/err")"
+rc=0; TUNEDECK_STATE_DIR="$work/twins" "$bin" --resume solo </dev/null 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "no session 'solo' (.*; ids are taken whole: did you mean solo-b1?)$" \
+    "$work/err" || fail "a prefix of one session: exit $rc: $(cat "$work/err")"
+for t in twin-a1 twin-a2 solo-b1; do
+    cmp -s "$TUNEDECK_STATE_DIR/sessions/$id.jsonl" "$work/twins/sessions/$t.jsonl" ||
+        fail "a refused prefix changed $t"
+done
 # a path is a file: one that is not there is said as such
 "$bin" tune --resume "$work/gone.jsonl" 2>"$work/err" && fail "a missing journal file accepted"
 grep -q "journal $work/gone.jsonl: cannot open: No such file or directory" "$work/err" ||
@@ -404,11 +430,43 @@ for edit in 's/"optimizer":"bespoke"/"optimizer":"nope"/:optimizer' \
     field="${edit##*:}"
     sed "1${edit%:*}" "$work/good.jsonl" >"$bad"
     cp "$bad" "$work/bad.before"
-    rc=0; "$bin" tune --resume "$bad" 2>"$work/err" >/dev/null || rc=$?
-    [ "$rc" = 3 ] || fail "journal with a bad '$field': exit $rc, expected 3: $(cat "$work/err")"
-    grep -q "$bad.*field '$field'" "$work/err" ||
-        fail "a bad '$field' not named by journal and field: $(cat "$work/err")"
-    cmp -s "$bad" "$work/bad.before" || fail "a refused resume changed the journal"
+    # the console's resume gave 2 (a usage error) for a bad journal; it is bad input there too
+    for cmd in "tune --resume" "--resume"; do
+        rc=0; "$bin" $cmd "$bad" 2>"$work/err" >/dev/null </dev/null || rc=$?
+        [ "$rc" = 3 ] ||
+            fail "$cmd: journal with a bad '$field': exit $rc, expected 3: $(cat "$work/err")"
+        grep -q "$bad.*field '$field'" "$work/err" ||
+            fail "$cmd: a bad '$field' not named by journal and field: $(cat "$work/err")"
+        cmp -s "$bad" "$work/bad.before" || fail "$cmd: a refused resume changed the journal"
+    done
+done
+# A journal that can be read but not written here (a read-only mount; for a user, a file
+# without write permission) is refused before anything runs, said so, exit 1 (the journal
+# could not be written): it was exit 2, a usage error, saying only "cannot open".
+ro="$work/ro"
+mkdir -m 700 "$ro"
+cp "$work/good.jsonl" "$ro/ro.jsonl"
+chmod 600 "$ro/ro.jsonl"
+ro_run= # how to run a command with $ro read-only
+if [ "$(id -u)" != 0 ]; then
+    chmod 400 "$ro/ro.jsonl"
+    ro_run=plain
+elif unshare -m true 2>/dev/null; then
+    ro_run=mount
+fi
+for cmd in "tune --resume" "--resume"; do
+    rc=0
+    case "$ro_run" in
+    plain) "$bin" $cmd "$ro/ro.jsonl" 2>"$work/err" >/dev/null </dev/null || rc=$? ;;
+    mount) unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift &&
+               exec "$@"' sh "$ro" "$bin" $cmd "$ro/ro.jsonl" 2>"$work/err" >/dev/null </dev/null ||
+               rc=$? ;;
+    *) echo "  skipped: a read-only journal needs a non-root user or unshare -m"; break ;;
+    esac
+    [ "$rc" = 1 ] || fail "$cmd of a read-only journal: exit $rc, expected 1: $(cat "$work/err")"
+    grep -q "journal $ro/ro.jsonl: cannot open to append (a resume writes to it; it can only be read here): " \
+        "$work/err" || fail "$cmd of a read-only journal: unclear: $(cat "$work/err")"
+    cmp -s "$ro/ro.jsonl" "$work/good.jsonl" || fail "$cmd: a read-only journal changed"
 done
 # A budget below the trials already run (4/2 once) is a usage error naming both numbers;
 # the journal is left as it was, and the console refuses it the same way.

@@ -494,6 +494,74 @@ Test(session, the_resumed_budget_counts_the_trials_kept_after_a_damaged_line)
     rmdir(dir);
 }
 
+/* Replaces the first `from` in a journal with `to`, of the same length (a field's value
+ * damaged in place). */
+static void replace_once(const char *path, const char *from, const char *to)
+{
+    cr_assert_eq(strlen(from), strlen(to));
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *at = strstr(text, from);
+    cr_assert_not_null(at, "%s has no %s", path, from);
+    memcpy(at, to, strlen(to));
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fwrite(text, 1, n, f);
+    fclose(f);
+}
+
+/* Regression: a trial whose `finished` line was damaged (a wrong field type, or a line that is
+ * no JSON at all, with later trials after it) was marked "interrupted: the session ended while
+ * it ran", in the journal for good, though the session had gone on: the operator was sent
+ * looking for a crash, not at the damaged line. */
+Test(session, a_trial_whose_finished_line_was_damaged_is_marked_so_not_as_a_crash)
+{
+    Error err;
+    char dir[] = "/tmp/td-session-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    SessionSpec spec = sim_spec(3);
+    spec.no_prune = 1; /* every trial ok: its status is the field damaged */
+    char path[4096];
+    run_journalled(dir, &spec, path, sizeof path);
+    damage_line(path, "{\"event\":\"finished\",\"trial\":1,");
+    replace_once(path, "{\"event\":\"finished\",\"trial\":2,\"status\":\"ok\"",
+                 "{\"event\":\"finished\",\"trial\":2,\"status\":true");
+
+    Session *again = session_new(1, dir);
+    SessionSpec rs = {.budget = 3};
+    cr_assert_eq(session_resume(again, path, &rs, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    tune_journal_set_quiet(again->journal, 1);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(again->tuner), 3);
+    session_journal_end(again);
+    session_free(again);
+
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    const char *after = strstr(text, "{\"event\":\"resumed\"");
+    cr_assert_not_null(after, "%s", text);
+    cr_assert_null(strstr(after, "the session ended while it"), "%s", after);
+    cr_assert_not_null(strstr(after, "{\"event\":\"finished\",\"trial\":1,\"status\":"
+                                     "\"interrupted\",\"reason\":\"interrupted: its outcome "
+                                     "was lost to a damaged journal line"),
+                       "%s", after);
+    cr_assert_not_null(strstr(after, "{\"event\":\"finished\",\"trial\":2,\"status\":"
+                                     "\"interrupted\",\"reason\":\"interrupted: its finished "
+                                     "line (journal line 7) could not be read"),
+                       "%s", after);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* Regression: after a resume that crossed a gap (trial 2's suggested line damaged, so the
  * file's trial 3 is the tuner's 2) the next trial's command saw TUNEDECK_TRIAL=3 while the
  * journal recorded it as trial 4, so a later resume looking for TUNEDECK_TRIAL=4 in its
