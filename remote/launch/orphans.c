@@ -45,40 +45,119 @@ static int event_trial(const cJSON *ev)
     return cJSON_IsNumber(t) && t->valuedouble >= 1 && t->valuedouble <= 1e8 ? t->valueint : 0;
 }
 
+/* The group an event names (trial, machine, pgid, mark), checked as a stop command needs it:
+ * 0 for one to leave out. A group id of 1 or less would be everything: never. A mark that is
+ * not one is no way to know the group: the event is left out, like one without a pgid. */
+static int event_group(const cJSON *ev, Orphan *g)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev, "machine");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
+    const cJSON *mark = cJSON_GetObjectItemCaseSensitive(ev, "mark");
+    memset(g, 0, sizeof *g);
+    g->trial = event_trial(ev);
+    if (!g->trial || !cJSON_IsString(m) || !cJSON_IsNumber(p) || p->valuedouble < 2 ||
+        p->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof g->machine ||
+        (mark && !(cJSON_IsString(mark) && groupstop_mark_ok(mark->valuestring))))
+        return 0;
+    g->pgid = (long)p->valuedouble;
+    snprintf(g->machine, sizeof g->machine, "%s", m->valuestring);
+    if (mark)
+        snprintf(g->mark, sizeof g->mark, "%s", mark->valuestring);
+    return 1;
+}
+
+static long find_group(const OrphanList *l, const Orphan *g)
+{
+    for (size_t i = l->n; i-- > 0;)
+        if (l->items[i].trial == g->trial && l->items[i].pgid == g->pgid &&
+            strcmp(l->items[i].machine, g->machine) == 0 && strcmp(l->items[i].mark, g->mark) == 0)
+            return (long)i;
+    return -1;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The trials the journal has an outcome for, sorted (*n of them; NULL with *n 0 when none):
+ * their processes were then stopped or exited under the session's eyes, unless a stop of them
+ * said otherwise. -1 when memory runs out. */
+static int finished_trials(const JournalLog *log, int **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < log->n; i++) {
+        int trial = event_trial(log->events[i]);
+        if (!trial || strcmp(event_kind(log->events[i]), "finished") != 0)
+            continue;
+        int *grown = realloc(*out, (*n + 1) * sizeof *grown);
+        if (!grown) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        *out = grown;
+        (*out)[(*n)++] = trial;
+    }
+    if (*n)
+        qsort(*out, *n, sizeof **out, int_cmp);
+    return 0;
+}
+
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
 {
     memset(out, 0, sizeof *out);
+    /* Per group of out: the last stop of it said "not stopped" (its host did not answer, or
+     * the kill failed). */
+    unsigned char *left = NULL;
     for (size_t i = 0; i < log->n; i++) {
         const cJSON *ev = log->events[i];
-        int trial = event_trial(ev);
-        if (!trial)
+        const char *kind = event_kind(ev);
+        int stop = strcmp(kind, "remote_process_stop") == 0;
+        Orphan g;
+        if ((!stop && strcmp(kind, "remote_process") != 0) || !event_group(ev, &g))
             continue;
-        if (strcmp(event_kind(ev), "finished") == 0) {
-            /* Finished: its processes were stopped or exited under the session's eyes. */
-            size_t k = 0;
-            for (size_t j = 0; j < out->n; j++)
-                if (out->items[j].trial != trial)
-                    out->items[k++] = out->items[j];
-            out->n = k;
-            continue;
+        /* A group journaled twice is kept twice (stopped twice, harmlessly); a stop line is
+         * the last one's. */
+        long at = stop ? find_group(out, &g) : -1;
+        if (at < 0) {
+            /* A stop line whose group's own line was lost still names all of it. */
+            unsigned char *grown = realloc(left, out->n + 1);
+            if (grown)
+                left = grown;
+            if (!grown || orphans_add(out, g.trial, g.machine, g.pgid, g.mark) < 0) {
+                free(left);
+                orphans_clear(out);
+                return error_set(err, "out of memory");
+            }
+            at = (long)out->n - 1;
+            left[at] = 0;
         }
-        if (strcmp(event_kind(ev), "remote_process") != 0)
-            continue;
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev, "machine");
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
-        const cJSON *mark = cJSON_GetObjectItemCaseSensitive(ev, "mark");
-        /* A group id of 1 or less would be everything: never. A mark that is not one is no
-         * way to know the group: the event is left out, like one without a pgid. */
-        if (!cJSON_IsString(m) || !cJSON_IsNumber(g) || g->valuedouble < 2 ||
-            g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine ||
-            (mark && !(cJSON_IsString(mark) && groupstop_mark_ok(mark->valuestring))))
-            continue;
-        if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble,
-                        mark ? mark->valuestring : NULL) < 0) {
-            orphans_clear(out);
-            return error_set(err, "out of memory");
+        if (stop) {
+            const cJSON *r = cJSON_GetObjectItemCaseSensitive(ev, "result");
+            left[at] = cJSON_IsString(r) && strncmp(r->valuestring, "not stopped", 11) == 0;
         }
     }
+    int *finished;
+    size_t n_finished;
+    if (finished_trials(log, &finished, &n_finished) < 0) {
+        free(left);
+        orphans_clear(out);
+        return error_set(err, "out of memory");
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        Orphan *o = &out->items[i];
+        o->finished = n_finished && bsearch(&o->trial, finished, n_finished, sizeof *finished,
+                                            int_cmp) != NULL;
+        if (!o->finished || left[i])
+            out->items[kept++] = *o;
+    }
+    out->n = kept;
+    free(finished);
+    free(left);
     return 0;
 }
 
