@@ -2,6 +2,7 @@
 #include "remote/launch/orphans.h"
 
 #include <cJSON.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,43 +76,78 @@ static long find_group(const OrphanList *l, const Orphan *g)
     return -1;
 }
 
-static int int_cmp(const void *a, const void *b)
+/* A "finished" line: its trial, its place in the journal. */
+typedef struct {
+    int trial;
+    size_t at;
+} Outcome;
+
+static int outcome_cmp(const void *a, const void *b)
 {
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
+    const Outcome *x = a, *y = b;
+    if (x->trial != y->trial)
+        return (x->trial > y->trial) - (x->trial < y->trial);
+    return (x->at > y->at) - (x->at < y->at);
 }
 
-/* The trials the journal has an outcome for, sorted (*n of them; NULL with *n 0 when none):
- * their processes were then stopped or exited under the session's eyes, unless a stop of them
- * said otherwise. -1 when memory runs out. */
-static int finished_trials(const JournalLog *log, int **out, size_t *n)
+static int outcome_trial_cmp(const void *key, const void *elem)
 {
+    int t = *(const int *)key, u = ((const Outcome *)elem)->trial;
+    return (t > u) - (t < u);
+}
+
+/* The journal's "finished" lines, sorted by trial, then place (*n of them; NULL with *n 0 when
+ * none). -1 when memory runs out. */
+static int outcomes_of(const JournalLog *log, Outcome **out, size_t *n)
+{
+    size_t cap = 0;
     *out = NULL;
     *n = 0;
     for (size_t i = 0; i < log->n; i++) {
         int trial = event_trial(log->events[i]);
         if (!trial || strcmp(event_kind(log->events[i]), "finished") != 0)
             continue;
-        int *grown = realloc(*out, (*n + 1) * sizeof *grown);
-        if (!grown) {
-            free(*out);
-            *out = NULL;
-            return -1;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            Outcome *grown = realloc(*out, cap * sizeof *grown);
+            if (!grown) {
+                free(*out);
+                *out = NULL;
+                return -1;
+            }
+            *out = grown;
         }
-        *out = grown;
-        (*out)[(*n)++] = trial;
+        (*out)[(*n)++] = (Outcome){trial, i};
     }
     if (*n)
-        qsort(*out, *n, sizeof **out, int_cmp);
+        qsort(*out, *n, sizeof **out, outcome_cmp);
     return 0;
+}
+
+/* Whether `trial` has a "finished" line after place `at` of the journal: its processes were
+ * then stopped or exited under the session's eyes (unless a stop of them said otherwise). */
+static int finished_after(const Outcome *o, size_t n, int trial, size_t at)
+{
+    const Outcome *hit = n ? bsearch(&trial, o, n, sizeof *o, outcome_trial_cmp) : NULL;
+    if (!hit)
+        return 0;
+    while (hit + 1 < o + n && hit[1].trial == trial)
+        hit++; /* its last */
+    return hit->at > at;
 }
 
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
 {
     memset(out, 0, sizeof *out);
-    /* Per group of out: the last stop of it said "not stopped" (its host did not answer, or
-     * the kill failed). */
+    /* Per group of out: where the journal named it first (SIZE_MAX: only a stop line did, which
+     * says nothing of its trial's outcome), and whether the last stop of it said "not stopped"
+     * (its host did not answer, or the kill failed). */
+    size_t *named = NULL;
     unsigned char *left = NULL;
+    Outcome *outcomes = NULL;
+    size_t n_outcomes = 0;
+    if (outcomes_of(log, &outcomes, &n_outcomes) < 0)
+        return error_set(err, "out of memory");
     for (size_t i = 0; i < log->n; i++) {
         const cJSON *ev = log->events[i];
         const char *kind = event_kind(ev);
@@ -124,15 +160,21 @@ int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
         long at = stop ? find_group(out, &g) : -1;
         if (at < 0) {
             /* A stop line whose group's own line was lost still names all of it. */
-            unsigned char *grown = realloc(left, out->n + 1);
-            if (grown)
-                left = grown;
-            if (!grown || orphans_add(out, g.trial, g.machine, g.pgid, g.mark) < 0) {
+            size_t *n_grown = realloc(named, (out->n + 1) * sizeof *named);
+            if (n_grown)
+                named = n_grown;
+            unsigned char *l_grown = n_grown ? realloc(left, out->n + 1) : NULL;
+            if (l_grown)
+                left = l_grown;
+            if (!l_grown || orphans_add(out, g.trial, g.machine, g.pgid, g.mark) < 0) {
+                free(named);
                 free(left);
+                free(outcomes);
                 orphans_clear(out);
                 return error_set(err, "out of memory");
             }
             at = (long)out->n - 1;
+            named[at] = stop ? SIZE_MAX : i;
             left[at] = 0;
         }
         if (stop) {
@@ -140,24 +182,18 @@ int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
             left[at] = cJSON_IsString(r) && strncmp(r->valuestring, "not stopped", 11) == 0;
         }
     }
-    int *finished;
-    size_t n_finished;
-    if (finished_trials(log, &finished, &n_finished) < 0) {
-        free(left);
-        orphans_clear(out);
-        return error_set(err, "out of memory");
-    }
     size_t kept = 0;
     for (size_t i = 0; i < out->n; i++) {
         Orphan *o = &out->items[i];
-        o->finished = n_finished && bsearch(&o->trial, finished, n_finished, sizeof *finished,
-                                            int_cmp) != NULL;
+        o->finished = named[i] == SIZE_MAX ||
+                      finished_after(outcomes, n_outcomes, o->trial, named[i]);
         if (!o->finished || left[i])
             out->items[kept++] = *o;
     }
     out->n = kept;
-    free(finished);
+    free(named);
     free(left);
+    free(outcomes);
     return 0;
 }
 
