@@ -163,6 +163,26 @@ Test(orphans, a_finished_trials_group_whose_last_stop_said_not_stopped_is_taken)
 #undef MB
 }
 
+/* A trial's outcome ends only the groups journaled before it: one named after it (as after a
+ * resume that shifted the numbers) may still run (faults.sh 1c). */
+Test(orphans, a_group_journaled_after_its_trials_outcome_is_still_taken)
+{
+    const char *text =
+        "{\"event\":\"remote_process\",\"trial\":6,\"machine\":\"h1\",\"pgid\":600}\n"
+        "{\"event\":\"finished\",\"trial\":6,\"status\":\"ok\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":6,\"machine\":\"h1\",\"pgid\":601}\n";
+    JournalLog log;
+    OrphanList l;
+    Error err;
+    parse(text, &log);
+    cr_assert_eq(orphans_collect(&log, &l, &err), 0);
+    cr_assert_eq(l.n, 1, "took %zu", l.n);
+    cr_assert_eq(l.items[0].pgid, 601);
+    cr_assert_not(l.items[0].finished);
+    orphans_clear(&l);
+    journal_log_clear(&log);
+}
+
 Test(orphans, a_group_id_that_would_mean_everything_is_never_taken)
 {
     /* kill -- -1 is every process the user has; 0 is the caller's own group. */
