@@ -49,9 +49,10 @@ typedef struct {
 } OrphanList;
 
 /* The process groups a journal says may still run: those of trials that have no "finished"
- * event after the group's own line, and those whose last "remote_process_stop" line says "not stopped" (their host did
- * not answer, or the kill failed), whether their trial finished or not. A stop line whose
- * "remote_process" line was lost names its group as well. */
+ * event after the group's own line, and those whose last "remote_process_stop" line says "not
+ * stopped" (their host did not answer, or the kill failed), whether their trial finished or
+ * not (Orphan.finished tells them apart). A stop line whose "remote_process" line was lost
+ * names its group as well. */
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
 /* Appends one group (-1: out of memory); mark NULL or one groupstop_mark_ok accepts. */
 int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark);

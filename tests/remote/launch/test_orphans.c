@@ -116,17 +116,21 @@ Test(orphans, a_finished_trials_group_whose_last_stop_said_not_stopped_is_taken)
 #define MA "0123456789abcdef0123456789abcdef"
 #define MB "fedcba9876543210fedcba9876543210"
     const char *text =
-        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":100,\"mark\":\"" MA "\"}\n"
-        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":\"" MB "\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":100,\"mark\":\"" MA
+        "\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":\"" MB
+        "\"}\n"
         "{\"event\":\"finished\",\"trial\":1,\"status\":\"unreachable\"}\n"
         "{\"event\":\"remote_process\",\"trial\":2,\"machine\":\"h1\",\"pgid\":200}\n"
         "{\"event\":\"finished\",\"trial\":2,\"status\":\"ok\"}\n"
         "{\"event\":\"remote_process\",\"trial\":3,\"machine\":\"h1\",\"pgid\":300}\n"
         "{\"event\":\"finished\",\"trial\":3,\"status\":\"ok\"}\n"
-        "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":\"" MB "\","
+        "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":"
+        "\"" MB "\","
         "\"result\":\"not stopped: ssh failed: connection refused\"}\n"
         /* the same group id on h2 under another mark is another group: it says nothing of 101 */
-        "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":\"" MA "\","
+        "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":"
+        "\"" MA "\","
         "\"result\":\"stopped\"}\n"
         "{\"event\":\"remote_process_stop\",\"trial\":2,\"machine\":\"h1\",\"pgid\":200,"
         "\"result\":\"not stopped: kill not permitted\"}\n"
@@ -135,7 +139,8 @@ Test(orphans, a_finished_trials_group_whose_last_stop_said_not_stopped_is_taken)
         "{\"event\":\"remote_process_stop\",\"trial\":3,\"machine\":\"h1\",\"pgid\":300,"
         "\"result\":\"gone\"}\n"
         "{\"event\":\"finished\",\"trial\":4,\"status\":\"failed\"}\n"
-        "{\"event\":\"remote_process_stop\",\"trial\":4,\"machine\":\"h3\",\"pgid\":400,\"mark\":\"" MA "\","
+        "{\"event\":\"remote_process_stop\",\"trial\":4,\"machine\":\"h3\",\"pgid\":400,\"mark\":"
+        "\"" MA "\","
         "\"result\":\"not stopped: no answer within 15 s\"}\n"
         "{\"event\":\"remote_process\",\"trial\":5,\"machine\":\"h1\",\"pgid\":500}\n";
     JournalLog log;
