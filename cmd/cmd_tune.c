@@ -400,8 +400,13 @@ int cmd_tune(int argc, char **argv)
         if (a.json) { /* the table says it on stdout; with --json, said here too */
             char cmd[256];
             const char *resume = tune_report_resume_command(cmd, sizeof cmd, &e);
-            fprintf(stderr, "tunedeck tune: interrupted (%s) after %zu of %d trials; %s%s\n",
-                    tune_signal_name(e.signal), tune_report_trials_done(t), tuner_budget(t),
+            size_t done = tune_report_trials_done(t), counted = tune_report_trials_counted(t);
+            char note[96] = "";
+            if (counted > done) /* what a resume's --budget N is measured against */
+                snprintf(note, sizeof note,
+                         " (%zu counted against the budget, unfinished included)", counted);
+            fprintf(stderr, "tunedeck tune: interrupted (%s) after %zu of %d trials%s; %s%s\n",
+                    tune_signal_name(e.signal), done, tuner_budget(t), note,
                     resume ? "to go on: " : "not resumable (--no-journal)", resume ? resume : "");
         }
         close_session(ses);

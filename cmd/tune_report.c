@@ -72,6 +72,11 @@ size_t tune_report_trials_done(const Tuner *t)
     return n;
 }
 
+size_t tune_report_trials_counted(const Tuner *t)
+{
+    return tuner_n_trials(t); /* every trial suggested has a record, with an outcome or not */
+}
+
 void tune_report_json(const Tuner *t, const TuneEnding *e)
 {
     const TuneJournal *tj = e->ses->journal;
@@ -100,6 +105,7 @@ void tune_report_json(const Tuner *t, const TuneEnding *e)
         const char *resume = tune_report_resume_command(cmd, sizeof cmd, e);
         cJSON_AddStringToObject(root, "interrupted", tune_signal_name(e->signal));
         cJSON_AddNumberToObject(root, "trials_done", (double)tune_report_trials_done(t));
+        cJSON_AddNumberToObject(root, "trials_counted", (double)tune_report_trials_counted(t));
         if (resume)
             cJSON_AddStringToObject(root, "resume", resume);
         else
@@ -182,8 +188,16 @@ void tune_report_table(const Tuner *t, const TuneEnding *e)
     if (e->signal) {
         char cmd[256];
         const char *resume = tune_report_resume_command(cmd, sizeof cmd, e);
-        printf("interrupted (%s): %zu of %d trials done\n", tune_signal_name(e->signal),
-               tune_report_trials_done(t), tuner_budget(t));
+        size_t done = tune_report_trials_done(t), counted = tune_report_trials_counted(t);
+        printf("interrupted (%s): %zu of %d trials done\n", tune_signal_name(e->signal), done,
+               tuner_budget(t));
+        /* What a resume's --budget N is measured against: N - counted new trials run. */
+        if (counted > done)
+            printf("budget: %zu of %d used, %s included (a resume marks %s interrupted and does "
+                   "not run %s again)\n",
+                   counted, tuner_budget(t),
+                   counted - done > 1 ? "the unfinished trials" : "the unfinished trial",
+                   counted - done > 1 ? "them" : "it", counted - done > 1 ? "them" : "it");
         if (resume)
             printf("resume: %s\n", resume);
         else

@@ -27,5 +27,8 @@ void tune_report_table(const Tuner *t, const TuneEnding *e);
 const char *tune_report_resume_command(char *out, size_t cap, const TuneEnding *e);
 /* Trials with an outcome. */
 size_t tune_report_trials_done(const Tuner *t);
+/* The trials the budget counts: those done and the unfinished ones a signal stopped (a resume
+ * marks them interrupted and does not run them again: docs/journal.md, "Resuming"). */
+size_t tune_report_trials_counted(const Tuner *t);
 
 #endif

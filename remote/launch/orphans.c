@@ -1,4 +1,5 @@
-/* Finding and stopping the remote processes of interrupted trials (remote/launch/orphans.h). */
+/* Stopping the remote processes of interrupted trials (remote/launch/orphans.h); which groups a
+ * journal names is orphans_collect.c. */
 #include "remote/launch/orphans.h"
 
 #include <cJSON.h>
@@ -30,55 +31,6 @@ int orphans_mark_new(char *mark, Error *err)
         return error_prefix(err, "a run's mark");
     for (size_t i = 0; i < sizeof bytes; i++)
         snprintf(mark + 2 * i, 3, "%02x", bytes[i]);
-    return 0;
-}
-
-static const char *event_kind(const cJSON *ev)
-{
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(ev, "event");
-    return cJSON_IsString(k) ? k->valuestring : "";
-}
-
-static int event_trial(const cJSON *ev)
-{
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev, "trial");
-    return cJSON_IsNumber(t) && t->valuedouble >= 1 && t->valuedouble <= 1e8 ? t->valueint : 0;
-}
-
-int orphans_collect(const JournalLog *log, OrphanList *out, Error *err)
-{
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < log->n; i++) {
-        const cJSON *ev = log->events[i];
-        int trial = event_trial(ev);
-        if (!trial)
-            continue;
-        if (strcmp(event_kind(ev), "finished") == 0) {
-            /* Finished: its processes were stopped or exited under the session's eyes. */
-            size_t k = 0;
-            for (size_t j = 0; j < out->n; j++)
-                if (out->items[j].trial != trial)
-                    out->items[k++] = out->items[j];
-            out->n = k;
-            continue;
-        }
-        if (strcmp(event_kind(ev), "remote_process") != 0)
-            continue;
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(ev, "machine");
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
-        const cJSON *mark = cJSON_GetObjectItemCaseSensitive(ev, "mark");
-        /* A group id of 1 or less would be everything: never. A mark that is not one is no
-         * way to know the group: the event is left out, like one without a pgid. */
-        if (!cJSON_IsString(m) || !cJSON_IsNumber(g) || g->valuedouble < 2 ||
-            g->valuedouble > 1e9 || strlen(m->valuestring) >= sizeof out->items[0].machine ||
-            (mark && !(cJSON_IsString(mark) && groupstop_mark_ok(mark->valuestring))))
-            continue;
-        if (orphans_add(out, trial, m->valuestring, (long)g->valuedouble,
-                        mark ? mark->valuestring : NULL) < 0) {
-            orphans_clear(out);
-            return error_set(err, "out of memory");
-        }
-    }
     return 0;
 }
 

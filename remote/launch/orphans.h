@@ -1,7 +1,8 @@
 /* The remote processes of trials a killed session left running ("orphans"): the per-host
  * and single launchers report each part's process group (LaunchConfig.on_proc), the
  * session journals it as a "remote_process" event as soon as it is known, and a resume
- * finds the groups of trials that never finished and stops them over SSH. A group is only
+ * finds the groups of trials that never finished, and those whose last stop said "not
+ * stopped" (a finished trial's too), and stops them over SSH. A group is only
  * killed if one of its processes still carries the launch's mark, TUNEDECK_RUN_MARK (128
  * random bits the launcher makes for each launch of a trial on each host), in its
  * environment: a process group id reused since by something else, another session's trial
@@ -38,6 +39,8 @@ typedef struct {
     int unreached;    /* a stop went unanswered: not tried again until its host is connected */
     int seen_end;     /* its trial's own stop saw it end: an end-of-session sweep checks it
                        * for safety only, and has nothing to say of it when its host is down */
+    int finished;     /* orphans_collect: its trial has an outcome (a group left running by a
+                       * stop that could not end it), else it was interrupted */
 } Orphan;
 
 typedef struct {
@@ -45,7 +48,11 @@ typedef struct {
     size_t n;
 } OrphanList;
 
-/* The process groups journaled for trials that have no "finished" event. */
+/* The process groups a journal says may still run: those of trials that have no "finished"
+ * event after the group's own line, and those whose last "remote_process_stop" line says "not
+ * stopped" (their host did not answer, or the kill failed), whether their trial finished or
+ * not (Orphan.finished tells them apart). A stop line whose "remote_process" line was lost
+ * names its group as well. */
 int orphans_collect(const JournalLog *log, OrphanList *out, Error *err);
 /* Appends one group (-1: out of memory); mark NULL or one groupstop_mark_ok accepts. */
 int orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark);

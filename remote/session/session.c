@@ -53,7 +53,8 @@ int session_resume(Session *s, const char *id_or_path, SessionSpec *spec, int bu
     if (budget_set && spec->budget < done)
         return error_set(err,
                          "--budget %d: the session already has %d trial%s (%s); expected "
-                         "--budget %d or more (the budget counts its trials so far too)",
+                         "--budget %d or more (the budget counts its trials so far too, "
+                         "interrupted ones included)",
                          spec->budget, done, plural_s(done), tune_journal_path(s->journal), done);
     if (!budget_set) /* a journal cut before its `ended` line may have run past its budget */
         spec->budget = (int)rs->budget > done ? (int)rs->budget : done;

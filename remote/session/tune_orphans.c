@@ -171,9 +171,13 @@ static void sweep_end(TuneStop *st)
         }
         if (st->quiet && strcmp(o->result, "gone") == 0)
             continue;
+        /* A resume's sweep takes finished trials' groups too, that an earlier stop left
+         * running: those are no interrupted trial's. */
+        const char *what = o->finished && strcmp(st->what, "interrupted") == 0 ? "leftover of"
+                                                                               : st->what;
         char line[512];
-        snprintf(line, sizeof line, "%s trial %d: process group %ld on %s: %s", st->what,
-                 o->trial, o->pgid, o->machine, o->result);
+        snprintf(line, sizeof line, "%s trial %d: process group %ld on %s: %s", what, o->trial,
+                 o->pgid, o->machine, o->result);
         if (st->report)
             st->report(st->userdata, line);
         journal_stop(st->tj, o);

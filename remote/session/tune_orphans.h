@@ -1,6 +1,7 @@
 /* The orphans glue shared by `tunedeck tune` and the console: every remote process group a
  * trial starts is journaled ("remote_process") and kept; on resume the groups of the trials
- * the killed session never finished are stopped before anything is launched, each result
+ * the killed session never finished, and those an earlier stop left "not stopped", are
+ * stopped before anything is launched, each result
  * reported and journaled ("remote_process_stop"). */
 #ifndef TUNEDECK_TUNE_ORPHANS_H
 #define TUNEDECK_TUNE_ORPHANS_H
@@ -52,7 +53,9 @@ int tune_orphans_worth_trying(const Orphan *o, HostState host_state);
  * answered; 0 when every group is stopped, gone, or undecided (its host did not answer). */
 int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session_id, char *why,
                          size_t cap);
-/* Resume: stops what the journal's unfinished trials left running on the hosts. */
+/* Resume: stops what the journal's unfinished trials left running on the hosts, and the groups
+ * whose last stop said "not stopped" (orphans_collect); a finished trial's group is reported
+ * as "leftover of trial N". */
 void tune_orphans_stop_interrupted(HostPool *pool, TuneJournal *tj, TuneOrphanReportFn report,
                                    void *userdata);
 

@@ -731,6 +731,8 @@ resume = "tunedeck tune --resume %s" % sid
 if fmt == "json":
     r = json.loads(text)
     assert r["interrupted"] == "SIG" + sig and r["trials_done"] == 2, r
+    assert r["trials_counted"] == 3, r  # trial 3, unfinished, counts against the budget
+    assert "after 2 of 5 trials (3 counted against the budget, unfinished included); to go on: " in open(err).read()
     assert r["resume"] == resume + " --json", r["resume"]
     assert r["best_time_s"] == 0.1 and r["best_schedule"], r
     st = [t["status"] for t in r["trials"]]
@@ -743,6 +745,8 @@ else:
     assert rows == [["1", "ok"], ["2", "ok"], ["3", "interrupted"]], text
     assert "best: trial 1, 0.100 s per iteration\n" in text, text
     assert "interrupted (SIG%s): 2 of 5 trials done\n" % sig in text, text
+    assert ("budget: 3 of 5 used, the unfinished trial included (a resume marks it interrupted "
+            "and does not run it again)\n") in text, text
     assert "resume: %s\n" % resume in text, text
     assert "trial log: %s\n" % log in text, text
 lines = open(log).read()
@@ -754,6 +758,15 @@ PY
         fail "tune ($1, SIG$2): sessions does not show $id interrupted: $("$bin" sessions)"
 }
 summary table INT 130 0
+# The summary's arithmetic is the resume's: 3 of 5 used, so --budget 4 runs one trial more
+# (trial 4), trial 3 marked interrupted and not run again (docs/journal.md, "Resuming").
+"$bin" tune --resume "$id" --budget 4 >"$tmp/sum4.out" 2>"$tmp/sum4.err" ||
+    fail "tune --resume $id --budget 4 failed: $(cat "$tmp/sum4.err")"
+j="$TUNEDECK_STATE_DIR/sessions/$id.jsonl"
+[ "$(grep -c '"event":"started"' "$j")" = 4 ] && grep -q '"event":"started","trial":4,' "$j" &&
+    grep -q '"event":"finished","trial":3,"status":"interrupted"' "$j" &&
+    grep -q '"event":"ended","wall_s":[0-9]*,"trials":4,"budget":4,' "$j" ||
+    fail "tune --resume --budget 4 after 3 of 5 used did not run exactly trial 4: $(grep -v '"suggested"' "$j")"
 summary json TERM 143 0
 summary table INT 130 1
 

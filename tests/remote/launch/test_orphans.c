@@ -106,6 +106,88 @@ Test(orphans, only_trials_without_an_outcome_are_orphans)
     journal_log_clear(&log);
 }
 
+/* Regression: a finished trial's group that a stop left running (its host down at the end of
+ * the session, or the kill refused) was never taken again: a resume took only the groups of
+ * trials without an outcome and ignored the stop lines. Now the last stop line of a group
+ * decides: "not stopped" takes it, "stopped" or "gone" leaves it; a stop line whose group's
+ * own line was lost names it all the same. */
+Test(orphans, a_finished_trials_group_whose_last_stop_said_not_stopped_is_taken)
+{
+#define MA "0123456789abcdef0123456789abcdef"
+#define MB "fedcba9876543210fedcba9876543210"
+    const char *text =
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":100,\"mark\":\"" MA
+        "\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":\"" MB
+        "\"}\n"
+        "{\"event\":\"finished\",\"trial\":1,\"status\":\"unreachable\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":2,\"machine\":\"h1\",\"pgid\":200}\n"
+        "{\"event\":\"finished\",\"trial\":2,\"status\":\"ok\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":3,\"machine\":\"h1\",\"pgid\":300}\n"
+        "{\"event\":\"finished\",\"trial\":3,\"status\":\"ok\"}\n"
+        "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":"
+        "\"" MB "\","
+        "\"result\":\"not stopped: ssh failed: connection refused\"}\n"
+        /* the same group id on h2 under another mark is another group: it says nothing of 101 */
+        "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h2\",\"pgid\":101,\"mark\":"
+        "\"" MA "\","
+        "\"result\":\"stopped\"}\n"
+        "{\"event\":\"remote_process_stop\",\"trial\":2,\"machine\":\"h1\",\"pgid\":200,"
+        "\"result\":\"not stopped: kill not permitted\"}\n"
+        "{\"event\":\"remote_process_stop\",\"trial\":2,\"machine\":\"h1\",\"pgid\":200,"
+        "\"result\":\"stopped\"}\n"
+        "{\"event\":\"remote_process_stop\",\"trial\":3,\"machine\":\"h1\",\"pgid\":300,"
+        "\"result\":\"gone\"}\n"
+        "{\"event\":\"finished\",\"trial\":4,\"status\":\"failed\"}\n"
+        "{\"event\":\"remote_process_stop\",\"trial\":4,\"machine\":\"h3\",\"pgid\":400,\"mark\":"
+        "\"" MA "\","
+        "\"result\":\"not stopped: no answer within 15 s\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":5,\"machine\":\"h1\",\"pgid\":500}\n";
+    JournalLog log;
+    OrphanList l;
+    Error err;
+    parse(text, &log);
+    cr_assert_eq(orphans_collect(&log, &l, &err), 0);
+    cr_assert_eq(l.n, 3, "took %zu", l.n);
+    cr_assert_eq(l.items[0].trial, 1);
+    cr_assert_str_eq(l.items[0].machine, "h2");
+    cr_assert_eq(l.items[0].pgid, 101);
+    cr_assert_str_eq(l.items[0].mark, MB);
+    cr_assert(l.items[0].finished);
+    cr_assert_eq(l.items[1].trial, 4);
+    cr_assert_str_eq(l.items[1].machine, "h3");
+    cr_assert_eq(l.items[1].pgid, 400);
+    cr_assert_str_eq(l.items[1].mark, MA);
+    cr_assert(l.items[1].finished);
+    cr_assert_eq(l.items[2].trial, 5);
+    cr_assert_eq(l.items[2].pgid, 500);
+    cr_assert_not(l.items[2].finished);
+    orphans_clear(&l);
+    journal_log_clear(&log);
+#undef MA
+#undef MB
+}
+
+/* A trial's outcome ends only the groups journaled before it: one named after it (as after a
+ * resume that shifted the numbers) may still run (faults.sh 1c). */
+Test(orphans, a_group_journaled_after_its_trials_outcome_is_still_taken)
+{
+    const char *text =
+        "{\"event\":\"remote_process\",\"trial\":6,\"machine\":\"h1\",\"pgid\":600}\n"
+        "{\"event\":\"finished\",\"trial\":6,\"status\":\"ok\"}\n"
+        "{\"event\":\"remote_process\",\"trial\":6,\"machine\":\"h1\",\"pgid\":601}\n";
+    JournalLog log;
+    OrphanList l;
+    Error err;
+    parse(text, &log);
+    cr_assert_eq(orphans_collect(&log, &l, &err), 0);
+    cr_assert_eq(l.n, 1, "took %zu", l.n);
+    cr_assert_eq(l.items[0].pgid, 601);
+    cr_assert_not(l.items[0].finished);
+    orphans_clear(&l);
+    journal_log_clear(&log);
+}
+
 Test(orphans, a_group_id_that_would_mean_everything_is_never_taken)
 {
     /* kill -- -1 is every process the user has; 0 is the caller's own group. */

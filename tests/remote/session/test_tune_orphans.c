@@ -2,6 +2,7 @@
  * does not answer (a pool without that host: nothing reaches SSH). */
 #include <criterion/criterion.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include "core/base/clock.h"
 #include "remote/session/tune_orphans.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/marked.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
@@ -341,5 +343,75 @@ Test(tune_orphans, a_sweep_asks_a_host_once_more_when_it_is_back_within_the_boun
     cr_assert_str_eq(said[0], want);
     orphans_clear(&l);
     tune_journal_free(tj);
+    hostpool_free(pool);
+}
+
+/* Regression: a finished trial's group whose stop said "not stopped" (its host down at the end
+ * of the earlier session) was never stopped by a resume, which took only the groups of
+ * unfinished trials. Now the resume's sweep takes every group whose last stop line says so,
+ * and stops it over SSH under the same mark guard; a group whose last stop said "stopped" is
+ * not taken (here a marked daemon that still runs, to see it left alone). */
+static Sshd resume_sshd;
+static pid_t resume_daemons[2];
+
+static void resume_fini(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (resume_daemons[i] > 0) {
+            kill(resume_daemons[i], SIGKILL);
+            waitpid(resume_daemons[i], NULL, 0);
+        }
+    sshd_fixture_stop(&resume_sshd);
+}
+
+Test(tune_orphans, a_resume_stops_a_finished_trials_group_an_earlier_stop_left_running,
+     .timeout = TEST_TIMEOUT_S, .fini = resume_fini)
+{
+    char left[GROUPSTOP_MARK_CHARS + 1], stopped[GROUPSTOP_MARK_CHARS + 1];
+    Error err;
+    cr_assert_eq(orphans_mark_new(left, &err), 0, "%s", err.msg);
+    cr_assert_eq(orphans_mark_new(stopped, &err), 0, "%s", err.msg);
+    resume_daemons[0] = marked_daemon(left, 0);
+    resume_daemons[1] = marked_daemon(stopped, 0);
+    sshd_fixture_start(&resume_sshd, "");
+    HostPool *pool = sshd_fixture_pool(&resume_sshd, "h1");
+    char path[] = "/tmp/td-tune-orphans-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    char lines[2048];
+    snprintf(lines, sizeof lines,
+             "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":%ld,"
+             "\"mark\":\"%s\"}\n"
+             "{\"event\":\"remote_process\",\"trial\":1,\"machine\":\"h1\",\"pgid\":%ld,"
+             "\"mark\":\"%s\"}\n"
+             "{\"event\":\"finished\",\"trial\":1,\"status\":\"unreachable\",\"time_s\":null}\n"
+             "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h1\",\"pgid\":%ld,"
+             "\"mark\":\"%s\",\"result\":\"not stopped: ssh failed: connection refused\"}\n"
+             "{\"event\":\"remote_process_stop\",\"trial\":1,\"machine\":\"h1\",\"pgid\":%ld,"
+             "\"mark\":\"%s\",\"result\":\"stopped\"}\n",
+             (long)resume_daemons[0], left, (long)resume_daemons[1], stopped,
+             (long)resume_daemons[0], left, (long)resume_daemons[1], stopped);
+    write_journal(path, lines);
+    TuneJournal *tj = tune_journal_new(NULL);
+    TuneSetup setup;
+    cr_assert_eq(tune_journal_load(tj, path, &setup, &err), 0, "%s", err.msg);
+    tune_setup_clear(&setup);
+    n_said = 0;
+    TuneStop *st = tune_orphans_stop_interrupted_begin(pool, tj, keep_report, NULL);
+    cr_assert_not_null(st, "the resume took no group");
+    tune_stop_wait(st);
+    cr_assert_eq(tune_stop_end(st, NULL, 0), 0);
+    cr_assert_eq(n_said, 1, "said %d lines: %s", n_said, said[0]);
+    char want[128];
+    snprintf(want, sizeof want, "leftover of trial 1: process group %ld on h1: stopped",
+             (long)resume_daemons[0]);
+    cr_assert_str_eq(said[0], want);
+    cr_assert_neq(ended_status(resume_daemons[0]), -1, "the group left running still runs");
+    resume_daemons[0] = 0;
+    cr_assert_eq(waitpid(resume_daemons[1], NULL, WNOHANG), 0,
+                 "a group whose last stop said stopped was taken");
+    tune_journal_free(tj);
+    unlink(path);
     hostpool_free(pool);
 }
