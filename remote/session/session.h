@@ -192,8 +192,8 @@ int session_trial_log_left_out(const Session *s, int trial);
 /* Why the trial log could not be written (its path, what failed, the system's reason; what
  * was written before stays), or NULL. */
 const char *session_trial_log_error(const Session *s);
-/* Whether the session stopped because its next trial needed hosts whose key was refused
- * (unknown, changed, revoked): a remote refusal, not a failed run (tune exits 4). */
+/* Whether the session stopped because no trial could run, the hosts' keys refused (unknown,
+ * changed, revoked): a remote refusal, not a failed run (tune exits 4). */
 int session_keys_refused(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path), and
  * releases the Slurm allocation the session made (a `slurm_allocation_released` line),

@@ -1,7 +1,7 @@
 /* Hosts whose key the pool refused (unknown, changed, revoked): no trial of the session
  * reaches them again, since each would fail the same way and spend the budget. Their machines
- * are left out of the optimizer's schedules, each said once; a trial that still needs one (the
- * single launcher's host, or every machine refused) stops the session. */
+ * are left out of the optimizer's schedules, each said once; once no trial can run (the single
+ * launcher's host refused, or every machine's) the session stops. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,7 @@ static int key_refused(const Session *s, size_t m, HostInfo *hi)
         return 0;
     hostpool_info(s->pool, m, hi);
     return hi->state == HOST_DOWN &&
-           (hi->key == HOSTKEY_UNKNOWN || hi->key == HOSTKEY_CHANGED ||
-            hi->key == HOSTKEY_REVOKED);
+           (hi->key == HOSTKEY_UNKNOWN || hi->key == HOSTKEY_CHANGED || hi->key == HOSTKEY_REVOKED);
 }
 
 /* Says once per machine that it is left out, with the pool's own words on its key. */
@@ -49,21 +48,24 @@ int session_machine_usable(void *userdata, size_t machine)
     return 0;
 }
 
-int session_keys_check(Session *s, const Schedule *sched, char *why, size_t cap)
+int session_keys_check(Session *s, char *why, size_t cap)
 {
     const Cluster *c = s->cluster;
     int single = strcmp(s->launcher, "single") == 0;
     if (!s->pool || (!single && strcmp(s->launcher, "per-host") != 0))
         return 0;
-    long launch = single && c->trial.launch_host[0]
-                      ? cluster_find_machine(c, c->trial.launch_host) : 0;
+    long launch =
+        single && c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
     char names[256] = "";
     size_t used = 0;
+    /* per-host: while any machine is left, the optimizer's schedules were moved off the
+     * refused ones (an operator's override that names one fails as it would have) */
     for (size_t m = 0; m < c->n_machines; m++) {
         HostInfo hi;
-        int needed = single ? (long)m == launch : sched->worker[m] || sched->ps[m];
-        if (!needed || !key_refused(s, m, &hi))
+        if (single && (long)m != launch)
             continue;
+        if (!key_refused(s, m, &hi))
+            return 0;
         say_refused(s, m, &hi);
         int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
                          c->machines[m].name);
@@ -76,8 +78,8 @@ int session_keys_check(Session *s, const Schedule *sched, char *why, size_t cap)
     snprintf(why, cap,
              "the host key of %s is refused (said above), and no trial can run without %s: fix "
              "known_hosts as said%s%s",
-             names, strchr(names, ',') ? "them" : "it", id[0] ? ", then tunedeck tune --resume " : "",
-             id);
+             names, strchr(names, ',') ? "them" : "it",
+             id[0] ? ", then tunedeck tune --resume " : "", id);
     return -1;
 }
 
