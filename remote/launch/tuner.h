@@ -58,7 +58,8 @@ typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why,
 /* Whether machine `machine` can take part in a trial: 0 for one the session cannot reach for
  * good (its host key refused). The optimizer knows nothing of hosts, so a schedule of its that
  * uses such a machine is moved off it (schedule_leave_out) and predicted again before it is
- * suggested; one that cannot be moved is left as it is, for before_launch to refuse. */
+ * suggested; one that cannot be moved (no machine left, or the batch does not fit on the
+ * rest) is left as it is: before_launch decides. */
 typedef int (*TunerUsableFn)(void *userdata, size_t machine);
 
 typedef struct {

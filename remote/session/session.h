@@ -133,8 +133,8 @@ typedef struct {
     TrialLog *trial_log;
     int log_trial;
     int log_error_said;
-    /* Machines whose refused host key was said (n_machines; NULL until one is), and whether a
-     * trial was refused for one (session_keys.c). */
+    /* Machines whose refused host key was said (n_machines; NULL until one is), and whether
+     * the session stopped since no trial could run without them (session_keys.c). */
     unsigned char *key_refused_said;
     int keys_refused;
 } Session;
