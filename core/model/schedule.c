@@ -128,6 +128,42 @@ int schedule_validate(const Schedule *s, Error *err)
     return 0;
 }
 
+int schedule_leave_out(Schedule *s, const unsigned char *out, Error *err)
+{
+    const Cluster *c = s->cluster;
+    double *w = calloc(c->n_devices ? c->n_devices : 1, sizeof *w);
+    if (!w)
+        return error_no_memory(err, "schedule");
+    int any = 0; /* a device that keeps inputs: the rest follow its shape */
+    for (size_t m = 0; m < c->n_machines; m++) {
+        const Machine *mc = &c->machines[m];
+        for (size_t d = 0; d < c->types[mc->type].n_devices; d++) {
+            size_t i = mc->first_device + d;
+            w[i] = out[m] || !s->worker[m] ? 0 : s->inputs[i];
+            any |= w[i] > 0;
+        }
+        if (out[m])
+            s->worker[m] = s->ps[m] = 0;
+    }
+    /* none left: every device of the machines left, as the optimizers' first design */
+    for (size_t m = 0; !any && m < c->n_machines; m++) {
+        const Machine *mc = &c->machines[m];
+        for (size_t d = 0; !out[m] && d < c->types[mc->type].n_devices; d++)
+            w[mc->first_device + d] = 1;
+        s->worker[m] = !out[m];
+    }
+    int rc = schedule_split_integer(w, c->n_devices, s->job.batch, s->inputs);
+    free(w);
+    if (rc < 0)
+        return error_set(err, "schedule: no machine left to run it");
+    for (size_t m = 0; m < c->n_machines; m++) /* a worker left without inputs is none */
+        s->worker[m] = s->worker[m] && schedule_machine_inputs(s, m) > 0;
+    if (s->job.sync == JOB_SYNC_PS && schedule_count_ps(s) == 0)
+        for (size_t m = 0; m < c->n_machines; m++)
+            s->ps[m] = s->worker[m];
+    return schedule_validate(s, err);
+}
+
 int schedule_split_integer(const double *weights, size_t n, int total, int *out)
 {
     double sum = 0;

@@ -32,6 +32,13 @@ int schedule_count_workers(const Schedule *s);
 int schedule_count_ps(const Schedule *s);
 int schedule_equal(const Schedule *a, const Schedule *b);
 
+/* Moves the schedule off the machines marked in out[n_machines] (a host it cannot reach):
+ * their roles go, and the batch is split again over the devices left in proportion to the
+ * inputs they had (every device of the machines left when none had any); a PS job that loses
+ * its last parameter server gets one on each worker left. Returns schedule_validate's answer
+ * (-1 also when no machine is left); s is changed either way. */
+int schedule_leave_out(Schedule *s, const unsigned char *out, Error *err);
+
 /* Splits `total` over n slots in proportion to weights (largest remainder); slots with
  * weight 0 get 0. Returns -1 if every weight is 0. */
 int schedule_split_integer(const double *weights, size_t n, int total, int *out);

@@ -55,6 +55,12 @@ typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *r
  * waits, tuner_running() holds, and the hook is asked again on every step until it returns 0
  * or -1; a tuner_stop or tuner_cancel meanwhile cancels the trial once the hook lets go. */
 typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why, size_t cap);
+/* Whether machine `machine` can take part in a trial: 0 for one the session cannot reach for
+ * good (its host key refused). The optimizer knows nothing of hosts, so a schedule of its that
+ * uses such a machine is moved off it (schedule_leave_out) and predicted again before it is
+ * suggested; one that cannot be moved (no machine left, or the batch does not fit on the
+ * rest) is left as it is: before_launch decides. */
+typedef int (*TunerUsableFn)(void *userdata, size_t machine);
 
 typedef struct {
     const Cluster *cluster;
@@ -69,6 +75,7 @@ typedef struct {
     int stop_when_converged;   /* stop when EI stays tiny (--stop-when-converged) */
     TunerEventFn on_event;
     TunerBeforeLaunchFn before_launch; /* optional; shares userdata with on_event */
+    TunerUsableFn machine_usable;      /* optional (NULL: every machine); the same */
     void *userdata;
 } TunerConfig;
 
@@ -154,7 +161,8 @@ void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double s
 /* The same, saying whether the trial was the operator's: for the optimizer's own trials
  * suggest() runs again first, so that its random state and model advance exactly as they did
  * and the next suggestion is the one it would have made. Returns 1 when the re-made schedule
- * differs from the journal's (the optimizer or its inputs changed), 0 when it is the same,
+ * differs from the journal's (the optimizer or its inputs changed), 0 when it is the same
+ * or the journal's is it moved off machines the session could not reach (TunerUsableFn),
  * -1 with why in err when suggest() failed or memory for the trial's record ran out. Emits
  * only TUNER_EVENT_FINISHED. */
 int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,

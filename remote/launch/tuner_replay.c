@@ -1,6 +1,7 @@
 /* A resume's trials fed back to the tuning session: the optimizer's suggestions re-made so
  * its random state and model advance as they did, and the journaled outcomes observed. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "remote/launch/tuner_priv.h"
@@ -8,6 +9,21 @@
 void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms)
 {
     tuner_replay_trial(t, sg, 0, o, suggest_ms, NULL);
+}
+
+/* Whether the journal's schedule is the optimizer's moved off machines it could not reach
+ * (leave_out_unusable, tuner_trial.c): those the suggestion uses and the journal's does not. */
+static int moved_off(const Schedule *suggested, const Schedule *ran)
+{
+    const Cluster *c = suggested->cluster;
+    unsigned char *out = calloc(c->n_machines + 1, 1);
+    Schedule *moved = out ? schedule_copy(suggested) : NULL;
+    for (size_t m = 0; moved && m < c->n_machines; m++)
+        out[m] = (suggested->worker[m] || suggested->ps[m]) && !ran->worker[m] && !ran->ps[m];
+    int same = moved && schedule_leave_out(moved, out, NULL) == 0 && schedule_equal(moved, ran);
+    schedule_free(moved);
+    free(out);
+    return same;
 }
 
 int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
@@ -26,6 +42,7 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
         }
         differs = !schedule_equal(again.schedule, sg->schedule);
     }
+    int moved = differs && moved_off(again.schedule, sg->schedule);
     TrialRecord *rec = tuner_add_record(t);
     if (!rec) {
         suggestion_clear(&again);
@@ -53,5 +70,5 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
     rec->overridden = overridden;
     rec->suggest_ms = suggest_ms;
     tuner_record_outcome(t, rec, measured);
-    return differs;
+    return differs && !moved;
 }

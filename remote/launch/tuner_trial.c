@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -140,8 +141,41 @@ static void stop_out_of_memory(Tuner *t)
     t->phase = PHASE_STOPPED;
 }
 
+/* The optimizer's schedule moved off the machines the session cannot reach (machine_usable),
+ * with the model's prediction for the schedule that will run (none when it cannot say): a
+ * trial there would fail unreachable, teach the optimizer nothing, and spend the budget. */
+static void leave_out_unusable(Tuner *t, Suggestion *sg)
+{
+    const Cluster *c = t->cfg.cluster;
+    const Schedule *s = sg->schedule;
+    unsigned char *out = t->cfg.machine_usable ? calloc(c->n_machines + 1, 1) : NULL;
+    int uses = 0;
+    for (size_t m = 0; out && m < c->n_machines; m++) {
+        out[m] = !t->cfg.machine_usable(t->cfg.userdata, m);
+        uses |= out[m] && (s->worker[m] || s->ps[m]);
+    }
+    Schedule *moved = uses ? schedule_copy(s) : NULL;
+    if (moved && schedule_leave_out(moved, out, NULL) == 0) {
+        Suggestion again;
+        memset(&again, 0, sizeof again);
+        Error err;
+        pthread_mutex_lock(&t->opt_lock);
+        if (optimizer_predict(t->opt, moved, &again, &err) < 0)
+            suggestion_clear(&again);
+        pthread_mutex_unlock(&t->opt_lock);
+        schedule_free(again.schedule);
+        again.schedule = moved;
+        moved = NULL;
+        suggestion_clear(sg);
+        *sg = again;
+    }
+    schedule_free(moved);
+    free(out);
+}
+
 static void accept_suggestion(Tuner *t, Suggestion *sg, double ms)
 {
+    leave_out_unusable(t, sg);
     TrialRecord *rec = tuner_add_record(t);
     if (!rec) {
         suggestion_clear(sg);

@@ -367,6 +367,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         .stop_when_converged = spec->stop_when_converged,
         .on_event = on_event,
         .before_launch = session_before_launch,
+        .machine_usable = session_machine_usable,
         .userdata = s,
     };
     if (!(s->tuner = tuner_new(&cfg, err)))
@@ -492,6 +493,8 @@ void session_close(Session *s)
     s->job = NULL;
     orphans_clear(&s->procs.seen);
     orphans_clear(&s->procs.lost);
+    free(s->key_refused_said);
+    s->key_refused_said = NULL;
 }
 
 const char *session_alloc_left(const Session *s)

@@ -99,6 +99,83 @@ check "the changed-key refusal's ssh-keygen -R command removes the old line, and
 grep -v "127.0.0.12" "$T/known_hosts.all" > "$T/h/known_hosts"
 echo "[127.0.0.12]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host2.pub")" >> "$T/h/known_hosts"
 
+echo "tune on hosts whose keys are refused"
+# A refused key is refused again at every attempt until known_hosts is fixed: a trial that
+# reaches such a host fails unreachable and teaches the optimizer nothing. Regression: tune
+# spent its whole budget so (10 trials unreachable, exit 1), the optimizer proposing the same
+# schedule with the refused hosts each time. Each refusal now costs at most the one trial
+# that met it, whatever the order the hosts refuse in.
+cp "$T/h/known_hosts" "$T/known_hosts.ok"
+: > "$T/h/known_hosts"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host --trial-cmd "$trial" \
+    --budget 10 --json > "$T/kr1.json" 2> "$T/kr1.err"
+echo "rc=$?" >> "$T/kr1.err"
+check "every host's key refused: tune stops as soon as it knows, says each refusal once, exits 4" \
+    python3 - "$T/kr1.json" "$T/kr1.err" <<'PY'
+import json, re, sys
+t = json.load(open(sys.argv[1]))["trials"]
+err = open(sys.argv[2]).read()
+assert err.endswith("rc=4\n"), err
+failed = [x for x in t if x["status"] == "unreachable"]
+assert 1 <= len(failed) <= 3 and len(t) == len(failed) + 1, t
+assert all("host key" in x["reason"] for x in failed), t
+assert t[-1]["status"] == "cancelled", t[-1]
+assert t[-1]["reason"].startswith("not launched: the host key of h1, h2, h3 is refused"), t[-1]
+for i in (1, 2, 3):
+    said = re.findall(r"h%d is left out of the trials from now on: unknown host key for "
+                      r"127\.0\.0\.1%d \(SHA256:" % (i, i), err)
+    assert len(said) == 1, (i, err)
+assert "the session stopped early: the host key of h1, h2, h3 is refused" in err, err
+PY
+kr1=$(sed -n 's/^tunedeck tune: session \([^ ]*\) (journal.*/\1/p' "$T/kr1.err")
+"$bin" sessions --json > "$T/kr1s.json"
+cp "$T/known_hosts.ok" "$T/h/known_hosts"
+"$bin" tune --resume "$kr1" --budget 6 --json > "$T/kr1r.json" 2> "$T/kr1r.err"
+rc=$?
+check "the session is listed stopped early, and resumed once known_hosts is fixed" \
+    python3 - "$T/kr1s.json" "$kr1" "$T/kr1r.json" "$rc" <<'PY'
+import json, sys
+s = {x["id"]: x for x in json.load(open(sys.argv[1]))}[sys.argv[2]]
+assert s["state"] == "stopped early", s
+t = json.load(open(sys.argv[3]))["trials"]
+assert sys.argv[4] == "0" and len(t) == 6 and t[-1]["status"] == "ok", (sys.argv[4], t)
+PY
+grep -v "127.0.0.11" "$T/known_hosts.ok" > "$T/h/known_hosts"
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host --trial-cmd "$trial" \
+    --budget 4 --json > "$T/kr2.json" 2> "$T/kr2.err"
+echo "rc=$?" >> "$T/kr2.err"
+check "one host's key refused: it is said once and left out of every later trial, which run ok" \
+    python3 - "$T/kr2.json" "$T/kr2.err" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+err = open(sys.argv[2]).read()
+assert err.endswith("rc=0\n"), err
+assert err.count("h1 is left out of the trials from now on: unknown host key") == 1, err
+uses = lambda x, name: any(m["name"] == name and (m["worker"] or m["ps"])
+                           for m in x["schedule"]["machines"])
+first = next(i for i, x in enumerate(t) if x["status"] == "unreachable")
+assert "127.0.0.11" in t[first]["reason"], t[first]
+later = t[first + 1:]
+assert len(t) == 4 and later, t
+assert all(x["status"] == "ok" and not uses(x, "h1") for x in later), later
+PY
+# The single launcher runs every trial on its one host (h1, the first machine): refused, no
+# trial can run, whatever the others.
+"$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher single --trial-cmd "$trial" \
+    --budget 5 --json > "$T/kr3.json" 2> "$T/kr3.err"
+echo "rc=$?" >> "$T/kr3.err"
+check "the single launcher's host key refused: tune stops after the trial that met it, exits 4" \
+    python3 - "$T/kr3.json" "$T/kr3.err" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+err = open(sys.argv[2]).read()
+assert err.endswith("rc=4\n"), err
+assert [x["status"] for x in t] == ["unreachable", "cancelled"], t
+assert t[1]["reason"].startswith("not launched: the host key of h1 is refused"), t[1]
+assert err.count("h1 is left out of the trials from now on: unknown host key") == 1, err
+PY
+cp "$T/known_hosts.ok" "$T/h/known_hosts"
+
 echo "hosts and GPUs"
 # A machine's settings refused by the pool (a host name with user@) name the inventory file,
 # as every other inventory error does. Regression: "machine 'h1': host …" alone.

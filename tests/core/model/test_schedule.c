@@ -281,3 +281,86 @@ Test(schedule, a_trials_input_leaves_no_copy_of_its_secret_on_the_heap)
     free(line);
     schedule_free(s);
 }
+
+/* A machine whose host cannot be reached (its key refused) is left out of the optimizer's
+ * schedule: the rest keeps its shape, and the batch stays whole. */
+/* Every machine a worker and PS, the batch split evenly over every device. */
+static Schedule *every_device_schedule(void)
+{
+    Schedule *s = schedule_new(c, simcluster_job(sim));
+    double w[256];
+    for (size_t d = 0; d < c->n_devices; d++)
+        w[d] = 1;
+    memset(s->worker, 1, c->n_machines);
+    memset(s->ps, 1, c->n_machines);
+    cr_assert_eq(schedule_split_integer(w, c->n_devices, s->job.batch, s->inputs), 0);
+    return s;
+}
+
+Test(schedule, leave_out_moves_a_machines_share_to_the_workers_left_in_proportion)
+{
+    Schedule *s = every_device_schedule(), *before = every_device_schedule();
+    unsigned char out[256] = {0};
+    out[0] = 1;
+    Error err;
+    cr_assert_eq(schedule_leave_out(s, out, &err), 0, "%s", err.msg);
+    cr_assert_not(s->worker[0] || s->ps[0]);
+    cr_assert_eq(schedule_machine_inputs(s, 0), 0);
+    for (size_t m = 1; m < c->n_machines; m++) {
+        cr_assert_eq(s->worker[m], before->worker[m], "machine %zu keeps its role", m);
+        cr_assert_eq(s->ps[m], before->ps[m]);
+        const MachineType *t = cluster_machine_type(c, m);
+        for (size_t d = 0; d < t->n_devices; d++) {
+            size_t i = c->machines[m].first_device + d;
+            cr_assert(before->inputs[i] ? s->inputs[i] >= before->inputs[i] : !s->inputs[i],
+                      "device %zu: %d, was %d", i, s->inputs[i], before->inputs[i]);
+        }
+    }
+    schedule_free(s);
+    schedule_free(before);
+}
+
+Test(schedule, leave_out_gives_a_ps_job_a_parameter_server_on_each_worker_left)
+{
+    Schedule *s = every_device_schedule();
+    memset(s->ps, 0, c->n_machines);
+    s->ps[0] = 1; /* its one parameter server, on the machine left out */
+    unsigned char out[256] = {0};
+    out[0] = 1;
+    Error err;
+    cr_assert_eq(schedule_leave_out(s, out, &err), 0, "%s", err.msg);
+    cr_assert_gt(schedule_count_ps(s), 0);
+    for (size_t m = 0; m < c->n_machines; m++)
+        cr_assert_eq(s->ps[m], s->worker[m], "machine %zu", m);
+    schedule_free(s);
+}
+
+Test(schedule, leave_out_of_the_only_worker_spreads_the_batch_over_every_machine_left)
+{
+    Schedule *s = gpu_schedule();
+    for (size_t m = 1; m < c->n_machines; m++)
+        s->worker[m] = s->ps[m] = 0;
+    double w[256] = {0};
+    for (size_t d = 0; d < cluster_machine_type(c, 0)->n_devices; d++)
+        w[c->machines[0].first_device + d] = 1;
+    cr_assert_eq(schedule_split_integer(w, c->n_devices, s->job.batch, s->inputs), 0);
+    unsigned char out[256] = {0};
+    out[0] = 1;
+    Error err;
+    cr_assert_eq(schedule_leave_out(s, out, &err), 0, "%s", err.msg);
+    cr_assert_not(s->worker[0]);
+    for (size_t m = 1; m < c->n_machines; m++)
+        cr_assert(s->worker[m] && schedule_machine_inputs(s, m) > 0, "machine %zu", m);
+    schedule_free(s);
+}
+
+Test(schedule, leave_out_of_every_machine_is_refused)
+{
+    Schedule *s = gpu_schedule();
+    unsigned char out[256];
+    memset(out, 1, sizeof out);
+    Error err = {0};
+    cr_assert_eq(schedule_leave_out(s, out, &err), -1);
+    cr_assert(strstr(err.msg, "no machine left"), "%s", err.msg);
+    schedule_free(s);
+}

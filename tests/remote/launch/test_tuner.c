@@ -301,3 +301,61 @@ Test(tuner, a_stop_while_the_hook_holds_the_trial_cancels_it_once_let_go)
     cr_assert_eq(o->iterations_seen, 0);
     tuner_free(t);
 }
+
+/* The session cannot reach machine 0 (its host key refused): the optimizer knows nothing of
+ * hosts, so the tuner moves each of its schedules off that machine, predicted again. */
+static int all_but_machine_0(void *ud, size_t machine)
+{
+    int *asked = ud;
+    (*asked)++;
+    return machine != 0;
+}
+
+static Tuner *usable_tuner(TunerUsableFn usable, int *asked)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "bespoke",
+                       .seed = 3,
+                       .budget = 4,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .no_prune = 1,
+                       .on_event = count_only,
+                       .machine_usable = usable,
+                       .userdata = asked};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    return t;
+}
+
+Test(tuner, schedules_are_moved_off_a_machine_the_session_cannot_reach_and_replay_as_they_ran)
+{
+    int asked = 0;
+    Tuner *t = usable_tuner(all_but_machine_0, &asked);
+    Error err;
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(t), 4);
+    cr_assert_gt(asked, 0);
+    for (size_t i = 0; i < 4; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        const Schedule *s = r->suggestion.schedule;
+        cr_assert_not(s->worker[0] || s->ps[0], "trial %zu uses machine 0", i + 1);
+        cr_assert_eq(schedule_validate(s, &err), 0, "trial %zu: %s", i + 1, err.msg);
+        cr_assert(r->suggestion.has_prediction, "trial %zu: predicted as it runs", i + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "%s", r->obs->reason);
+    }
+    /* A resume re-makes the optimizer's suggestions: one that ran moved off the machine is
+     * the journal's, not "another schedule than the journal records". */
+    Tuner *again = usable_tuner(NULL, &asked);
+    for (size_t i = 0; i < 4; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_eq(tuner_replay_trial(again, &r->suggestion, 0, r->obs, 1, &err), 0,
+                     "trial %zu", i + 1);
+        cr_assert(schedule_equal(tuner_trial(again, i)->suggestion.schedule,
+                                 r->suggestion.schedule));
+    }
+    tuner_free(again);
+    tuner_free(t);
+}

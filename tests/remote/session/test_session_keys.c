@@ -1,0 +1,168 @@
+/* A per-host session on two real sshd (sshd_fixture.h) whose host keys known_hosts may refuse:
+ * a refused host gets no trial after the one that met it, and a session whose every host is
+ * refused stops as soon as it knows instead of spending its budget (session_keys.c). */
+#include <criterion/criterion.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote/session/session.h"
+#include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/timeout.h"
+
+static Sshd first, second;
+static char dir[] = "/tmp/tunedeck-session-keys.XXXXXX";
+static char inventory[128], job[128], known[128];
+static char said[8][ERROR_MSG_MAX + 256];
+static int n_said;
+
+static void sh_ok(const char *cmd)
+{
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* Two hosts, h1 on the first sshd and h2 on the second, logged in with the first's identity;
+ * known_hosts lists the keys of the hosts given (1: h1's, 2: h2's). */
+static void write_known_hosts(int h1, int h2)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, ": > %s", known);
+    sh_ok(cmd);
+    for (int i = 1; i <= 2; i++) {
+        const Sshd *d = i == 1 ? &first : &second;
+        if (!(i == 1 ? h1 : h2))
+            continue;
+        snprintf(cmd, sizeof cmd,
+                 "printf '[127.0.0.1]:%d %%s\\n' \"$(cut -d' ' -f1,2 %s/host.pub)\" >> %s", d->port,
+                 d->dir, known);
+        sh_ok(cmd);
+    }
+}
+
+static void setup(void)
+{
+    sshd_fixture_start(&first, "");
+    sshd_fixture_start(&second, "");
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("TUNEDECK_STATE_DIR", dir, 1);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cat %s/id.pub >> %s/authorized_keys", first.dir, second.dir);
+    sh_ok(cmd);
+    snprintf(known, sizeof known, "%s/known_hosts", dir);
+    snprintf(job, sizeof job, "%s/job.json", dir);
+    snprintf(inventory, sizeof inventory, "%s/inventory.json", dir);
+    FILE *f = fopen(job, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"name\": \"tiny\", \"model_mb\": 10, \"batch\": 64, \"iterations\": 3, "
+               "\"warmup\": 1}\n");
+    fclose(f);
+    struct passwd *pw = getpwuid(getuid());
+    cr_assert_not_null(pw);
+    f = fopen(inventory, "w");
+    cr_assert_not_null(f);
+    fprintf(f,
+            "{\"name\": \"two\", \"ssh\": {\"user\": \"%s\", \"identity\": \"%s/id\", "
+            "\"known_hosts\": \"%s\", \"connect_timeout_s\": 5},\n"
+            " \"machine_types\": {\"g\": {\"bandwidth_gbps\": 10, \"devices\": [{\"id\": "
+            "\"cpu\", \"kind\": \"cpu\", \"threads\": 1}, {\"id\": \"gpu0\", \"kind\": \"gpu\", "
+            "\"model\": \"A100\"}]}},\n"
+            " \"machines\": [{\"name\": \"h1\", \"host\": \"127.0.0.1\", \"port\": %d, \"type\": "
+            "\"g\"}, {\"name\": \"h2\", \"host\": \"127.0.0.1\", \"port\": %d, \"type\": \"g\"}],\n"
+            " \"trial\": {\"launch\": \"per-host\", \"command\": \"python3 %s/tests/fixtures/"
+            "trial.py\"}}\n",
+            pw->pw_name, first.dir, known, first.port, second.port, TUNEDECK_SOURCE_DIR);
+    fclose(f);
+    n_said = 0;
+}
+
+static void teardown(void)
+{
+    sshd_fixture_stop(&first);
+    sshd_fixture_stop(&second);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(session_keys, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
+
+static void keep_line(void *userdata, const char *line)
+{
+    (void)userdata;
+    if (n_said < 8)
+        snprintf(said[n_said++], sizeof said[0], "%s", line);
+}
+
+/* A 4-trial bespoke session on the inventory, run to its end; tuner_run_blocking's answer. */
+static int run_session(Session *s, Error *err)
+{
+    SessionSpec spec = {.cluster = inventory,
+                        .job = job,
+                        .ssh_config = TEST_SSH_CONFIG,
+                        .optimizer = "bespoke",
+                        .seed = 1,
+                        .budget = 4,
+                        .trial_timeout_s = 30,
+                        .on_report = keep_line};
+    cr_assert_eq(session_open(s, &spec, err), 0, "%s", err->msg);
+    cr_assert_eq(session_journal_begin(s, err), 0, "%s", err->msg);
+    return tuner_run_blocking(s->tuner, err);
+}
+
+static int said_count(const char *needle)
+{
+    int n = 0;
+    for (int i = 0; i < n_said; i++)
+        n += strstr(said[i], needle) != NULL;
+    return n;
+}
+
+Test(session_keys, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_met_it)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session(s, &err), 0, "%s", err.msg);
+    const Tuner *t = s->tuner;
+    cr_assert_eq(tuner_n_trials(t), 4);
+    size_t met = 0;
+    while (met < 4 && tuner_trial(t, met)->obs->status != TRIAL_UNREACHABLE)
+        met++;
+    cr_assert_lt(met, 4, "no trial met h1's refused key");
+    cr_assert(strstr(tuner_trial(t, met)->obs->reason, "unknown host key"), "%s",
+              tuner_trial(t, met)->obs->reason);
+    for (size_t i = met + 1; i < 4; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_not(r->suggestion.schedule->worker[0] || r->suggestion.schedule->ps[0],
+                      "trial %zu uses h1", i + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+    }
+    cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
+    cr_assert_not(session_keys_refused(s));
+    session_free(s);
+}
+
+Test(session_keys, a_session_whose_every_host_is_refused_stops_as_soon_as_it_knows)
+{
+    write_known_hosts(0, 0);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session(s, &err), -1);
+    cr_assert(strstr(err.msg, "the host key of h1, h2 is refused (said above)"), "%s", err.msg);
+    cr_assert(session_keys_refused(s));
+    const Tuner *t = s->tuner;
+    size_t n = tuner_n_trials(t);
+    cr_assert(n >= 2 && n <= 3, "%zu trials: each refusal costs at most the trial that met it", n);
+    for (size_t i = 0; i + 1 < n; i++)
+        cr_assert_eq(tuner_trial(t, i)->obs->status, TRIAL_UNREACHABLE);
+    const Observation *last = tuner_trial(t, n - 1)->obs;
+    cr_assert_eq(last->status, TRIAL_CANCELLED);
+    cr_assert(strstr(last->reason, "not launched: the host key of h1, h2 is refused"), "%s",
+              last->reason);
+    cr_assert_eq(said_count("h1 is left out"), 1);
+    cr_assert_eq(said_count("h2 is left out"), 1);
+    session_free(s);
+}
