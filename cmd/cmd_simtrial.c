@@ -103,6 +103,14 @@ int cmd_sim_trial(int argc, char **argv)
         if (!s) {
             fail(err.msg);
             rc = EXIT_BAD_INPUT;
+        } else if (schedule_validate(s, &err) < 0) {
+            /* A schedule no launcher would send (inputs that miss the batch, a worker-less
+             * one) is bad input, as tunedeck-worker says it; the simulated run was a
+             * failed trial, exit 1, said on standard output only. */
+            error_prefix(&err, "standard input");
+            fail(err.msg);
+            rc = EXIT_BAD_INPUT;
+            schedule_free(s);
         } else {
             rc = simcluster_run(sim, s, (uint64_t)seed, print_event, NULL) < 0 ? EXIT_FAILED : EXIT_OK;
             schedule_free(s);

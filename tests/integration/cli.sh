@@ -660,6 +660,20 @@ grep -qF 'standard input: machines[0].devices[0]: key "inputs" appears twice' "$
 exit_is 3 "bad input file" sh -c '"$1" <"$2"' sh "$worker" "$tmp/dupsched.json"
 grep -qF 'machines[0].devices[0]: key "inputs" appears twice' "$tmp/e" ||
     fail "tunedeck-worker given a key twice: $(cat "$tmp/e")"
+# A schedule that parses but is not valid (its inputs miss the batch) is bad input for both
+# trial commands, named with where it came from; sim-trial made it a failed run (exit 1).
+/usr/bin/python3 - "$tmp/out.json" "$tmp/badsum.json" <<'PY' || fail "making a schedule that misses its batch"
+import json, sys
+s = json.load(open(sys.argv[1]))["best_schedule"]
+s["job"]["batch"] += 1
+open(sys.argv[2], "w").write(json.dumps(s))
+PY
+exit_is 3 "bad input file" sh -c '"$1" sim-trial B:googlenet <"$2"' sh "$bin" "$tmp/badsum.json"
+grep -qF 'tunedeck sim-trial: standard input: schedule: worker inputs must sum to the batch' "$tmp/e" ||
+    fail "sim-trial given inputs that miss the batch: $(cat "$tmp/e")"
+exit_is 3 "bad input file" sh -c '"$1" --all-local <"$2"' sh "$worker" "$tmp/badsum.json"
+grep -qF 'tunedeck-worker: standard input: schedule: worker inputs must sum to the batch' "$tmp/e" ||
+    fail "tunedeck-worker given inputs that miss the batch: $(cat "$tmp/e")"
 # A remote failure: a host whose port refuses the connection.
 printf '{"name":"x","ssh":{"port":1,"connect_timeout_s":2},"machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"127.0.0.1","type":"t"}]}' >"$tmp/refused.json"
 exit_is 4 "remote failure" "$bin" hosts --cluster "$tmp/refused.json" --gpu-wait 0

@@ -51,6 +51,8 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
     SgdPlan plan;
     memset(&plan, 0, sizeof plan);
     if (!s || schedule_validate(s, err) < 0) {
+        if (s) /* schedule_from_json's errors name it already */
+            error_prefix(err, "%s", source);
         error_mark(err, ERROR_INPUT); /* the schedule on standard input */
         goto out;
     }
