@@ -196,6 +196,13 @@ class Trial:
         self.iterations = _int(where, "" if where is schedule else "job", "iterations", 1, 20)
         where = schedule if "warmup" in schedule else self.job
         self.warmup = _int(where, "" if where is schedule else "job", "warmup", 0, 0)
+        # As tunedeck's own reader: with no iteration after the warm-up, done() would have no
+        # mean to give, and the trial no objective.
+        if self.warmup >= self.iterations:
+            raise ScheduleError("schedule: field '%s': expected fewer warm-up iterations than "
+                                "the %d iterations, found %d"
+                                % (_field("" if where is schedule else "job", "warmup"),
+                                   self.iterations, self.warmup))
         self.ranks = ranks(schedule)
         # The ranks' shares tile the global batch (batch_offset): inputs that do not add up
         # to it would leave samples out or index past the batch.
@@ -301,6 +308,8 @@ class Trial:
             schedule = json.loads(text, object_pairs_hook=_no_key_twice)
         except ScheduleError:
             raise
+        except OSError as e:  # a missing file, a directory, no permission: one line, named
+            raise ScheduleError("schedule (%s): cannot read: %s" % (where, e.strerror or e))
         except ValueError as e:
             raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
                                 "docs/formats.md), found text that is not JSON: %s" % (where, e))

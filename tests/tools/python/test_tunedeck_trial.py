@@ -218,6 +218,31 @@ class Load(unittest.TestCase):
                                                    s.pop("iterations"))), env={})
         self.assertEqual((t.global_batch, t.iterations), (32, 9))
 
+    def test_a_schedule_path_that_cannot_be_read_is_refused_naming_it(self):
+        # Regression: a directory or a missing file raised IsADirectoryError or
+        # FileNotFoundError, a traceback from `python3 tunedeck_trial.py PATH` too.
+        with tempfile.TemporaryDirectory() as d:
+            for path, why in ((d, "Is a directory"),
+                              (os.path.join(d, "none.json"), "No such file or directory")):
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                            r"schedule \(%s\): cannot read: %s" % (path, why)):
+                    tunedeck_trial.Trial.load(path)
+
+    def test_a_warmup_not_below_the_iterations_is_refused(self):
+        # Regression: warmup 4 of 4 iterations was taken, and done() then wrote no time
+        # (tunedeck's own reader refuses such a schedule).
+        s = json.loads(json.dumps(SCHEDULE))
+        s["warmup"] = 4
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    r"field 'warmup': expected fewer warm-up iterations than the "
+                                    r"4 iterations, found 4"):
+            tunedeck_trial.Trial(s, env={}, out=io.StringIO())
+        s.pop("warmup")
+        s.pop("iterations")
+        s["job"].update(iterations=3, warmup=3)
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError, r"field 'job.warmup'"):
+            tunedeck_trial.Trial(s, env={}, out=io.StringIO())
+
     def test_a_key_twice_in_the_schedule_is_refused(self):
         text = json.dumps(SCHEDULE).replace('"batch": 32', '"batch": 32, "batch": 64')
         with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
