@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/dirsync.h"
@@ -95,6 +96,11 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
     FILE *f = fopen(path, "rb");
     if (!f)
         return error_set(err, "%s: cannot open checkpoint: %s", path, strerror(errno));
+    struct stat st; /* a directory opens, and its ftell is no size */
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return error_set(err, "%s: cannot read checkpoint: %s", path, strerror(EISDIR));
+    }
     if (fseek(f, 0, SEEK_END) < 0) {
         fclose(f);
         return error_set(err, "%s: cannot seek: %s", path, strerror(errno));

@@ -100,3 +100,13 @@ Test(checkpoint, a_missing_file_is_refused)
     cr_assert_eq(checkpoint_load("/nonexistent/ckpt", &back, &e), -1);
     cr_assert(strstr(e.msg, "/nonexistent/ckpt"));
 }
+
+/* Regression: --resume DIR said "expected a checkpoint of at least 132 bytes, found
+ * 9223372036854775807" (a directory's ftell). */
+Test(checkpoint, a_directory_is_refused_as_one)
+{
+    Checkpoint back;
+    Error e;
+    cr_assert_eq(checkpoint_load("/tmp", &back, &e), -1);
+    cr_assert_str_eq(e.msg, "/tmp: cannot read checkpoint: Is a directory");
+}
