@@ -140,8 +140,22 @@ def write_line(obj, out=None):
     os.write(1, line.encode())
 
 
+def _whole(value):
+    """A step or iteration number as JSON should carry it: a whole number (numpy's too, and
+    2.0) as an int, anything else as it is, so that tunedeck refuses the field by name
+    rather than read 1.5 as 1 (int() truncated it here) -- and the training goes on, as
+    with a diverged loss."""
+    if isinstance(value, (bool, str)):
+        return value
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return int(value) if f.is_integer() else f
+
+
 def _progress_event(step, loss, epoch, examples_per_s):
-    ev = {"event": "progress", "step": int(step)}
+    ev = {"event": "progress", "step": _whole(step)}
     if loss is not None:
         # Any finite loss is a loss, negative ones too (a negative log-likelihood, an ELBO).
         # A diverged one (NaN, inf) is written as json.dumps writes it, a bare NaN/Infinity:
@@ -328,7 +342,7 @@ class Trial:
         communicating and computing (compute_s defaults to time_s - comm_s)."""
         if compute_s is None:
             compute_s = max(time_s - (comm_s or 0.0), 0.0)
-        ev = {"event": "iteration", "iter": int(it), "time_s": float(time_s)}
+        ev = {"event": "iteration", "iter": _whole(it), "time_s": float(time_s)}
         if comm_s is not None:
             ev["comm_s"] = float(comm_s)
         if self.machine:

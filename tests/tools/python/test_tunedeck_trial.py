@@ -96,6 +96,21 @@ class Lines(unittest.TestCase):
             {"id": "gpu0", "inputs": 17, "time_s": 0.4}]}])
         self.assertEqual(ev[-1], {"event": "done", "time_s": 0.2})  # warm-up 1 left out
 
+    def test_a_step_or_iteration_that_is_not_whole_is_written_as_given(self):
+        # Regression: int() made step 1.5 a progress line of step 1, and iteration 2.5 one of
+        # iteration 2, which tunedeck took; written as given, tunedeck refuses the field by
+        # name (docs/formats.md: "1.5 is refused, not read as 1"). A whole 2.0 is 2.
+        out = io.StringIO()
+        tunedeck_trial.progress(step=1.5, out=out)
+        tunedeck_trial.progress(step=2.0, out=out)
+        t = tunedeck_trial.Trial(SCHEDULE, env={}, out=out)
+        t.iteration(2.5, 0.5)
+        t.iteration(3.0, 0.5)
+        ev = lines(out)
+        self.assertEqual([e.get("step", e.get("iter")) for e in ev], [1.5, 2, 2.5, 3])
+        self.assertEqual([type(e.get("step", e.get("iter"))) for e in ev],
+                         [float, int, float, int])
+
     def test_a_negative_loss_is_written_and_a_diverged_one_as_python_writes_it(self):
         out = io.StringIO()
         tunedeck_trial.progress(step=3, loss=-3.2, out=out)
