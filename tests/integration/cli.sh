@@ -369,6 +369,20 @@ printf 'not json' | "$bin" sim-trial B:googlenet 2>&1 | grep -q "found malformed
 rc=0; printf '{"protocol": 1} {"protocol": 1}' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" || rc=$?
 [ "$rc" = 3 ] && grep -q "standard input: expected one protocol v1 schedule object, found more text after it" "$tmp/e" ||
     fail "sim-trial with text after its schedule: exit $rc: $(cat "$tmp/e")"
+# A schedule on standard input is checked as a file is, with its line and column: it was
+# "found malformed JSON" with no place to look, and a \u0000 escape (cutting the string) or a
+# NUL byte (the text after it dropped) passed.
+for prog in "$bin sim-trial B:googlenet" "$(dirname "$bin")/tunedeck-worker --all-local"; do
+    rc=0; printf '{"protocol": 1,\n "trial": ' | $prog >"$tmp/o" 2>"$tmp/e" || rc=$?
+    [ "$rc" = 3 ] && grep -q "standard input:2:11: expected a protocol v1 schedule object, found malformed JSON$" "$tmp/e" ||
+        fail "$prog, a schedule cut short: exit $rc: $(cat "$tmp/e")"
+    rc=0; printf '{"protocol": 1, "job": {"name": "a\\u0000b"}}' | $prog >"$tmp/o" 2>"$tmp/e" || rc=$?
+    [ "$rc" = 3 ] && grep -qF 'standard input:1:35: expected UTF-8 JSON text, found a \u0000 escape' "$tmp/e" ||
+        fail "$prog, a \\u0000 escape in its schedule: exit $rc: $(cat "$tmp/e")"
+    rc=0; printf '{"protocol": 1}\0{}' | $prog >"$tmp/o" 2>"$tmp/e" || rc=$?
+    [ "$rc" = 3 ] && grep -q "standard input:1:16: expected JSON text, found a NUL byte" "$tmp/e" ||
+        fail "$prog, a NUL byte in its schedule: exit $rc: $(cat "$tmp/e")"
+done
 
 # Exit status: one meaning per code across every command and helper (core/base/exitcode.h,
 # tunedeck(1) EXIT STATUS): 2 usage, 3 bad input file, 4 remote failure, 128+signal.
