@@ -591,6 +591,16 @@ env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-s
 grep -qF "tunedeck hosts: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
     fail "a misspelt Slurm inventory key (hosts): $(cat "$tmp/e")"
 [ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts --slurm said it more than once: $(cat "$tmp/e")"
+# tune says it too, before the controller is asked: it said it only once the nodes were read,
+# so a controller that did not answer (the slip may be why: a misspelt "login") hid it.
+mkdir -p "$tmp/deadslurm"
+printf '#!/bin/sh\necho "sinfo: error: Unable to contact slurm controller" >&2\nexit 1\n' > "$tmp/deadslurm/sinfo"
+chmod +x "$tmp/deadslurm/sinfo"
+rc=0; env -u SLURM_CONF PATH="$tmp/deadslurm:$PATH" "$bin" tune --cluster "$tmp/slip-slurm.json" \
+    --job $job --no-journal --budget 1 </dev/null >/dev/null 2>"$tmp/e" || rc=$?
+[ "$rc" = 4 ] && grep -qF "tunedeck tune: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
+    fail "a misspelt Slurm inventory key (tune, the controller silent): exit $rc: $(cat "$tmp/e")"
+[ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "tune said it more than once: $(cat "$tmp/e")"
 # (without --policy it runs doubling now: an unknown policy is the usage error)
 exit_is 2 "usage" "$bin" schedule --policy nope --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
