@@ -101,8 +101,7 @@ int checkpoint_check_writable(const char *path, Error *err)
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) /* one left by a crash: checkpoint_save truncates it */
-        return error_set(err, "%s: cannot be written there: %s: %s", path, tmp,
-                         strerror(errno));
+        return error_set(err, "%s: cannot be written there: %s: %s", path, tmp, strerror(errno));
     if (fd >= 0) {
         close(fd);
         unlink(tmp);

@@ -99,8 +99,7 @@ Test(jfield, text_from_a_stream_is_refused_as_a_file_is_with_line_and_column)
     text_refused("{\"a\": \"\xff\"}", 10,
                  "standard input:1:8: expected UTF-8 JSON text, found a byte that is not UTF-8");
     static const char nul[] = "{\"a\": 1}\n\0{\"a\": 2}";
-    text_refused(nul, sizeof nul - 1,
-                 "standard input:2:1: expected JSON text, found a NUL byte");
+    text_refused(nul, sizeof nul - 1, "standard input:2:1: expected JSON text, found a NUL byte");
     text_refused("{\"a\": 1, \"a\": 2}", 16,
                  "standard input: key \"a\" appears twice; expected each key once per object");
     Error err = {0};

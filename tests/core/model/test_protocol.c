@@ -365,10 +365,11 @@ Test(protocol, a_line_with_a_nul_byte_is_refused_naming_its_position)
  * malformed, or that does not open as an event, stays log text. */
 Test(protocol, an_event_line_cut_short_is_refused_not_log_text)
 {
-    const char *cut[] = {"{\"event\": \"done\", \"time_s\": 3.2",
-                         "  {\"event\": \"iteration\", \"iter\": 2, \"machines\": [{\"name\": \"a\"",
-                         "{\"event\": \"error\", \"message\": \"out of mem",
-                         "{ \"event\": \"progress\", \"step\": 3, \"loss\": NaN"};
+    const char *cut[] = {
+        "{\"event\": \"done\", \"time_s\": 3.2",
+        "  {\"event\": \"iteration\", \"iter\": 2, \"machines\": [{\"name\": \"a\"",
+        "{\"event\": \"error\", \"message\": \"out of mem",
+        "{ \"event\": \"progress\", \"step\": 3, \"loss\": NaN"};
     for (size_t i = 0; i < sizeof cut / sizeof *cut; i++) {
         char want[96];
         snprintf(want, sizeof want,

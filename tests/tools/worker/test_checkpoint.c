@@ -121,8 +121,9 @@ Test(checkpoint, a_place_that_cannot_take_a_checkpoint_is_refused_before_trainin
     cr_assert_eq(checkpoint_check_writable("/tmp", &e), -1);
     cr_assert_str_eq(e.msg, "/tmp: names a folder, expected a checkpoint file");
     cr_assert_eq(checkpoint_check_writable("/nonexistent/x.ckpt", &e), -1);
-    cr_assert_str_eq(e.msg, "/nonexistent/x.ckpt: cannot be written there: /nonexistent/x.ckpt.tmp: "
-                            "No such file or directory");
+    cr_assert_str_eq(e.msg,
+                     "/nonexistent/x.ckpt: cannot be written there: /nonexistent/x.ckpt.tmp: "
+                     "No such file or directory");
     char path[64], tmp[80];
     temp_path(path, sizeof path);
     unlink(path);
