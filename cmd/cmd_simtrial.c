@@ -9,7 +9,6 @@
 #include "cmd/commands.h"
 #include "cmd/flags.h"
 #include "core/base/exitcode.h"
-#include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 #include "core/base/readall.h"
 #include "core/sim/simcluster.h"
@@ -72,37 +71,31 @@ int cmd_sim_trial(int argc, char **argv)
         fprintf(stderr, "tunedeck sim-trial: %s\n", err.msg);
         return EXIT_USAGE;
     }
-    char *text = readall_stream(stdin, 16 << 20, NULL, &err);
-    int trailing = 0;
-    cJSON *root = text ? jfield_parse_whole(text, &trailing) : NULL;
-    const char *found = text && !root ? jfield_unparsed(text) : NULL;
+    size_t len = 0;
+    char *text = readall_stream(stdin, 16 << 20, &len, &err);
+    cJSON *root = text ? jfield_parse_text(text, len, "standard input",
+                                           "protocol v1 schedule object", &err)
+                       : NULL;
+    if (!text)
+        error_prefix(&err, "standard input");
     free(text);
     int rc = 0;
-    if (!text) {
-        error_prefix(&err, "standard input");
+    if (!root) {
         fail(err.msg);
         rc = EXIT_BAD_INPUT; /* the schedule on standard input */
-    } else if (!root) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "standard input: expected a protocol v1 schedule object, found %s",
-                 found);
-        fail(msg);
-        rc = EXIT_BAD_INPUT;
-    } else if (trailing) { /* a second schedule, or garbage: which was meant? */
-        fail("standard input: expected one protocol v1 schedule object, found more text after "
-             "it");
-        rc = EXIT_BAD_INPUT;
-        cJSON_Delete(root);
-    } else if (jdupkey_check(root, &err) < 0) {
-        error_prefix(&err, "standard input");
-        fail(err.msg);
-        rc = EXIT_BAD_INPUT;
-        cJSON_Delete(root);
     } else {
         Schedule *s = schedule_from_json(root, simcluster_cluster(sim), "standard input", &err);
         if (!s) {
             fail(err.msg);
             rc = EXIT_BAD_INPUT;
+        } else if (schedule_validate(s, &err) < 0) {
+            /* A schedule no launcher would send (inputs that miss the batch, a worker-less
+             * one) is bad input, as tunedeck-worker says it; the simulated run was a
+             * failed trial, exit 1, said on standard output only. */
+            error_prefix(&err, "standard input");
+            fail(err.msg);
+            rc = EXIT_BAD_INPUT;
+            schedule_free(s);
         } else {
             rc = simcluster_run(sim, s, (uint64_t)seed, print_event, NULL) < 0 ? EXIT_FAILED : EXIT_OK;
             schedule_free(s);

@@ -126,9 +126,18 @@ CsvTable *csvtab_load(const char *path, Error *err)
 
 int csvtab_col(const CsvTable *t, const char *name, Error *err)
 {
-    for (size_t i = 0; i < t->ncols; i++)
-        if (strcmp(t->names[i], name) == 0)
-            return (int)i;
+    for (size_t i = 0; i < t->ncols; i++) {
+        if (strcmp(t->names[i], name) != 0)
+            continue;
+        /* twice: which copy was meant? (as a JSON key twice, never read from one) */
+        for (size_t j = i + 1; j < t->ncols; j++)
+            if (strcmp(t->names[j], name) == 0)
+                return error_set(err,
+                                 "%s:1: column '%s' appears twice in the header (columns %zu and "
+                                 "%zu); expected each column once",
+                                 t->path, name, i + 1, j + 1);
+        return (int)i;
+    }
     return error_set(err, "%s:1: expected a column '%s' in the header", t->path, name);
 }
 

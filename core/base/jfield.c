@@ -258,6 +258,42 @@ static const char *unkeepable(const char *text, size_t *offset)
     return NULL;
 }
 
+cJSON *jfield_parse_text(const char *text, size_t len, const char *source, const char *what,
+                         Error *err)
+{
+    int line, col;
+    if (strlen(text) != len) { /* what follows a NUL byte would be dropped unseen */
+        position(text, strlen(text), &line, &col);
+        error_set(err, "%s:%d:%d: expected JSON text, found a NUL byte", source, line, col);
+        return NULL;
+    }
+    const char *end = NULL, *bad = NULL;
+    size_t bad_at = 0;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    if (!root) {
+        size_t off = end ? (size_t)(end - text) : 0;
+        position(text, off, &line, &col);
+        if (!text[strspn(text, " \t\r\n")])
+            error_set(err, "%s: expected a %s, found nothing", source, what);
+        else
+            error_set(err, "%s:%d:%d: expected a %s, found %s", source, line, col, what,
+                      too_deep(text, off + 1) ? TOO_DEEP_TEXT : "malformed JSON");
+        return NULL;
+    }
+    if (end && end[strspn(end, " \t\r\n")] != '\0') { /* a second value: which was meant? */
+        error_set(err, "%s: expected one %s, found more text after it", source, what);
+    } else if ((bad = unkeepable(text, &bad_at)) != NULL) {
+        position(text, bad_at, &line, &col);
+        error_set(err, "%s:%d:%d: expected UTF-8 JSON text, found %s", source, line, col, bad);
+    } else if (jdupkey_check(root, err) < 0) {
+        error_prefix(err, "%s", source);
+    } else {
+        return root;
+    }
+    cJSON_Delete(root);
+    return NULL;
+}
+
 cJSON *jfield_parse_file(const char *path, Error *err)
 {
     size_t len = 0;

@@ -42,6 +42,14 @@ const char *jfield_unparsed(const char *text);
  * refuses such text: which object was meant? */
 cJSON *jfield_parse_whole(const char *text, int *trailing);
 
+/* Parses the `len` bytes of `text` read from `source` (standard input: a trial's schedule),
+ * which must be one JSON value, refusing what jfield_parse_file refuses in a file, with the
+ * same words and SOURCE:LINE:COL: a NUL byte, malformed JSON ("expected a WHAT, found
+ * malformed JSON"; "found nothing" when blank), text after the value ("expected one WHAT,
+ * found more text after it"), bytes that are not UTF-8, a \u0000 escape, a key twice. */
+cJSON *jfield_parse_text(const char *text, size_t len, const char *source, const char *what,
+                         Error *err);
+
 /* The most a JSON file may hold (a job file, an inventory, a theme...): 256 MiB. */
 #define JFIELD_FILE_MAX_BYTES ((size_t)256 << 20)
 

@@ -135,6 +135,15 @@ static int parse_machines(const cJSON *j, size_t index, const char *source, Clus
         jfield_int(j, ctx, "port", 0, 1, 65535, &port, err) < 0 ||
         jfield_string(j, ctx, "user", 0, user, sizeof user, err) < 0)
         return -1;
+    /* Given but empty (a template's variable left unset): not the same as left out. */
+    if (cJSON_HasObjectItem(j, "host") && !host[0])
+        return error_set(err, "%s: field 'host': expected a host name or address, found '' "
+                              "(leave the field out to use the machine's name)",
+                         ctx);
+    if (cJSON_HasObjectItem(j, "user") && !user[0])
+        return error_set(err, "%s: field 'user': expected a user name, found '' (leave the "
+                              "field out to use the ssh block's)",
+                         ctx);
     long t = cluster_find_type(c, type);
     if (t < 0)
         return error_set(err, "%s: field 'type': unknown machine type '%s' (not in machine_types)",

@@ -264,6 +264,38 @@ static cJSON *parse_object_line(const char *p, int *trailing)
     return root;
 }
 
+/* Whether a line that is not JSON opens as an event object (`{"event"` first) and ends before
+ * that object closes, in a string or a nested value: a trial killed while writing it, or
+ * output cut at a buffer's edge. As log text a cut `done` line left the objective to the mean
+ * iteration time with nothing said. A line that closes its object and is malformed elsewhere
+ * stays log text, as does one that does not open as an event. */
+static int cut_event_line(const char *p)
+{
+    const char *q = p + 1;
+    if (*p != '{')
+        return 0;
+    while (isspace((unsigned char)*q))
+        q++;
+    if (strncmp(q, "\"event\"", 7) != 0)
+        return 0;
+    int depth = 0, in_string = 0;
+    for (q = p; *q; q++) {
+        if (in_string) {
+            if (*q == '\\' && q[1])
+                q++;
+            else if (*q == '"')
+                in_string = 0;
+        } else if (*q == '"') {
+            in_string = 1;
+        } else if (*q == '{' || *q == '[') {
+            depth++;
+        } else if ((*q == '}' || *q == ']') && --depth == 0) {
+            return 0; /* it closed: malformed, not cut */
+        }
+    }
+    return 1;
+}
+
 int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
 {
     memset(ev, 0, sizeof *ev);
@@ -275,6 +307,10 @@ int protocol_parse_line(const char *line, TrialEvent *ev, Error *err)
         p++;
     int trailing = 0;
     cJSON *root = parse_object_line(p, &trailing);
+    if (!root && cut_event_line(p))
+        return error_set(err, "event line: expected one JSON object, found one cut short after "
+                              "%zu bytes",
+                         strlen(line));
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         ev->kind = EVENT_LOG;

@@ -59,6 +59,10 @@ static int read_group(const cJSON *g, const char *ctx, const cJSON *speeds, Sche
 
 static int read_speeds(const cJSON *speeds, const char *path, Error *err)
 {
+    if (!speeds->child) /* else each group's gpu is refused as not one of "()" */
+        return error_set(err, "%s: gpu_speeds: expected at least one GPU type and its speed, "
+                              "found none",
+                         path);
     const cJSON *it;
     cJSON_ArrayForEach(it, speeds)
     {
@@ -88,7 +92,9 @@ SchedCluster *schedcluster_load(const char *path, Error *err)
         error_set(err, "%s: expected a JSON object, found %s", path, jfield_type_name(root));
         goto fail;
     }
-    if (!(speeds = jfield_object(root, path, "gpu_speeds", 1, err)) ||
+    static const char *const known[] = {"gpu_speeds", "node_groups", NULL};
+    if (jfield_only(root, path, known, err) < 0 || /* a misspelt key changed nothing, unsaid */
+        !(speeds = jfield_object(root, path, "gpu_speeds", 1, err)) ||
         read_speeds(speeds, path, err) < 0 ||
         !(groups = jfield_array(root, path, "node_groups", 1, err)))
         goto fail;

@@ -2,10 +2,12 @@
  * leftover process groups are session_stop.c's, its trial log session_triallog.c's. */
 #include "remote/session/session.h"
 
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/jfield.h"
 #include "core/base/plural.h"
 #include "remote/session/session_priv.h"
 #include "remote/slurm/slurm_inventory.h"
@@ -106,20 +108,25 @@ static int open_cluster(Session *s, const SessionSpec *o, Error *err)
         s->owned_cluster = slurm_inventory_load(root, "--slurm", o->ssh_config,
                                                 o->accept_new_host_keys, &s->slurm, err);
         cJSON_Delete(root);
+    } else if (o->cluster_json) {
+        s->owned_cluster = cluster_from_json(o->cluster_json, o->cluster, err);
     } else {
-        s->owned_cluster = o->cluster_json
-                           ? cluster_from_json(o->cluster_json, o->cluster, err)
-                           : slurm_inventory_load_file(o->cluster, o->ssh_config,
-                                                       o->accept_new_host_keys, &s->slurm, err);
+        cJSON *root = jfield_parse_file(o->cluster, err);
+        if (!root)
+            return error_mark(err, ERROR_INPUT);
+        /* Said before the controller is asked: a misspelt "login" or "partiton" may be why
+         * it does not answer, and a refusal would otherwise come with nothing of it. */
+        char warning[ERROR_MSG_MAX];
+        say_misspelt(o, inventory_misspelt_warning(root, o->cluster, warning, sizeof warning),
+                     warning);
+        s->owned_cluster = slurm_inventory_load(root, o->cluster, o->ssh_config,
+                                                o->accept_new_host_keys, &s->slurm, err);
+        cJSON_Delete(root);
     }
     if (!s->owned_cluster)
         return -1;
     s->cluster = s->owned_cluster;
     char line[ERROR_MSG_MAX];
-    if (o->cluster && !o->cluster_json && !o->slurm)
-        say_misspelt(o, inventory_misspelt_warning(s->cluster->extra, o->cluster, line,
-                                                   sizeof line),
-                     line);
     if (!o->job)
         return 0;
     if ((o->job_json ? job_from_json(o->job_json, o->job, &s->owned_job, err)

@@ -369,6 +369,20 @@ printf 'not json' | "$bin" sim-trial B:googlenet 2>&1 | grep -q "found malformed
 rc=0; printf '{"protocol": 1} {"protocol": 1}' | "$bin" sim-trial B:googlenet >"$tmp/o" 2>"$tmp/e" || rc=$?
 [ "$rc" = 3 ] && grep -q "standard input: expected one protocol v1 schedule object, found more text after it" "$tmp/e" ||
     fail "sim-trial with text after its schedule: exit $rc: $(cat "$tmp/e")"
+# A schedule on standard input is checked as a file is, with its line and column: it was
+# "found malformed JSON" with no place to look, and a \u0000 escape (cutting the string) or a
+# NUL byte (the text after it dropped) passed.
+for prog in "$bin sim-trial B:googlenet" "$(dirname "$bin")/tunedeck-worker --all-local"; do
+    rc=0; printf '{"protocol": 1,\n "trial": ' | $prog >"$tmp/o" 2>"$tmp/e" || rc=$?
+    [ "$rc" = 3 ] && grep -q "standard input:2:11: expected a protocol v1 schedule object, found malformed JSON$" "$tmp/e" ||
+        fail "$prog, a schedule cut short: exit $rc: $(cat "$tmp/e")"
+    rc=0; printf '{"protocol": 1, "job": {"name": "a\\u0000b"}}' | $prog >"$tmp/o" 2>"$tmp/e" || rc=$?
+    [ "$rc" = 3 ] && grep -qF 'standard input:1:35: expected UTF-8 JSON text, found a \u0000 escape' "$tmp/e" ||
+        fail "$prog, a \\u0000 escape in its schedule: exit $rc: $(cat "$tmp/e")"
+    rc=0; printf '{"protocol": 1}\0{}' | $prog >"$tmp/o" 2>"$tmp/e" || rc=$?
+    [ "$rc" = 3 ] && grep -q "standard input:1:16: expected JSON text, found a NUL byte" "$tmp/e" ||
+        fail "$prog, a NUL byte in its schedule: exit $rc: $(cat "$tmp/e")"
+done
 
 # Exit status: one meaning per code across every command and helper (core/base/exitcode.h,
 # tunedeck(1) EXIT STATUS): 2 usage, 3 bad input file, 4 remote failure, 128+signal.
@@ -577,6 +591,16 @@ env -u SLURM_CONF PATH="$tmp/mixslurm:$PATH" "$bin" hosts --cluster "$tmp/slip-s
 grep -qF "tunedeck hosts: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
     fail "a misspelt Slurm inventory key (hosts): $(cat "$tmp/e")"
 [ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "hosts --slurm said it more than once: $(cat "$tmp/e")"
+# tune says it too, before the controller is asked: it said it only once the nodes were read,
+# so a controller that did not answer (the slip may be why: a misspelt "login") hid it.
+mkdir -p "$tmp/deadslurm"
+printf '#!/bin/sh\necho "sinfo: error: Unable to contact slurm controller" >&2\nexit 1\n' > "$tmp/deadslurm/sinfo"
+chmod +x "$tmp/deadslurm/sinfo"
+rc=0; env -u SLURM_CONF PATH="$tmp/deadslurm:$PATH" "$bin" tune --cluster "$tmp/slip-slurm.json" \
+    --job $job --no-journal --budget 1 </dev/null >/dev/null 2>"$tmp/e" || rc=$?
+[ "$rc" = 4 ] && grep -qF "tunedeck tune: $tmp/slip-slurm.json: key 'partiton' is not one tunedeck reads; did you mean 'partition'?" "$tmp/e" ||
+    fail "a misspelt Slurm inventory key (tune, the controller silent): exit $rc: $(cat "$tmp/e")"
+[ "$(grep -c "is not one tunedeck reads" "$tmp/e")" = 1 ] || fail "tune said it more than once: $(cat "$tmp/e")"
 # (without --policy it runs doubling now: an unknown policy is the usage error)
 exit_is 2 "usage" "$bin" schedule --policy nope --workload examples/live-workload.csv
 exit_is 2 "usage" "$bin" schedule --live --cluster $cl
@@ -660,6 +684,20 @@ grep -qF 'standard input: machines[0].devices[0]: key "inputs" appears twice' "$
 exit_is 3 "bad input file" sh -c '"$1" <"$2"' sh "$worker" "$tmp/dupsched.json"
 grep -qF 'machines[0].devices[0]: key "inputs" appears twice' "$tmp/e" ||
     fail "tunedeck-worker given a key twice: $(cat "$tmp/e")"
+# A schedule that parses but is not valid (its inputs miss the batch) is bad input for both
+# trial commands, named with where it came from; sim-trial made it a failed run (exit 1).
+/usr/bin/python3 - "$tmp/out.json" "$tmp/badsum.json" <<'PY' || fail "making a schedule that misses its batch"
+import json, sys
+s = json.load(open(sys.argv[1]))["best_schedule"]
+s["job"]["batch"] += 1
+open(sys.argv[2], "w").write(json.dumps(s))
+PY
+exit_is 3 "bad input file" sh -c '"$1" sim-trial B:googlenet <"$2"' sh "$bin" "$tmp/badsum.json"
+grep -qF 'tunedeck sim-trial: standard input: schedule: worker inputs must sum to the batch' "$tmp/e" ||
+    fail "sim-trial given inputs that miss the batch: $(cat "$tmp/e")"
+exit_is 3 "bad input file" sh -c '"$1" --all-local <"$2"' sh "$worker" "$tmp/badsum.json"
+grep -qF 'tunedeck-worker: standard input: schedule: worker inputs must sum to the batch' "$tmp/e" ||
+    fail "tunedeck-worker given inputs that miss the batch: $(cat "$tmp/e")"
 # A remote failure: a host whose port refuses the connection.
 printf '{"name":"x","ssh":{"port":1,"connect_timeout_s":2},"machine_types":{"t":{"bandwidth_gbps":1,"devices":[{"id":"cpu","kind":"cpu"}]}},"machines":[{"name":"a","host":"127.0.0.1","type":"t"}]}' >"$tmp/refused.json"
 exit_is 4 "remote failure" "$bin" hosts --cluster "$tmp/refused.json" --gpu-wait 0

@@ -304,10 +304,25 @@ no_leftovers "paced job"
 # A stop whose checkpoint cannot be written is a failure, never exit 0: the live scheduler
 # reads exit 0 after its SIGTERM as "checkpoint written" and resumes from that file next time
 # (regression: the error went to stderr and the job exited 0).
-rc=0; "$W" --job --gpus 1 --steps 3 --checkpoint "$TMP/no-such-dir/ck" > "$TMP/ckfail.out" 2> "$TMP/ckfail.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "no-such-dir/ck.tmp: cannot create" "$TMP/ckfail.err" ||
+# Its folder goes away once the job trains (the first progress line), before its stop.
+mkdir -p "$TMP/gone-dir"
+"$W" --job --gpus 1 --steps 3 --step-sleep 0.5 --progress-every 0 --checkpoint "$TMP/gone-dir/ck" \
+    > "$TMP/ckfail.out" 2> "$TMP/ckfail.err" &
+ckpid=$!
+i=0
+while ! grep -q '"step":1,' "$TMP/ckfail.out" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+rm -r "$TMP/gone-dir"
+rc=0; wait $ckpid || rc=$?
+[ "$rc" = 1 ] && grep -q "gone-dir/ck.tmp: cannot create" "$TMP/ckfail.err" ||
     fail "a checkpoint that cannot be written: exit $rc: $(cat "$TMP/ckfail.err")"
 no_leftovers "job whose checkpoint failed"
+# One that cannot be written at all is refused before the job trains, not after it (the
+# training was lost at the stop).
+rc=0; "$W" --job --gpus 1 --steps 3 --checkpoint "$TMP/no-such-dir/ck" > "$TMP/ckfail.out" 2> "$TMP/ckfail.err" || rc=$?
+[ "$rc" = 1 ] && grep -q -- "--checkpoint: $TMP/no-such-dir/ck: cannot be written there" "$TMP/ckfail.err" &&
+    ! grep -q '"event":"progress"' "$TMP/ckfail.out" ||
+    fail "a --checkpoint that cannot be written at all: exit $rc: $(cat "$TMP/ckfail.err")"
+no_leftovers "job whose checkpoint cannot be written"
 
 # ---- 4. bad input is refused with a reason ----
 if echo '{"protocol": 1, "machines": 3' | "$W" --all-local > "$TMP/bad.out" 2>&1; then

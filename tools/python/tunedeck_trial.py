@@ -140,8 +140,22 @@ def write_line(obj, out=None):
     os.write(1, line.encode())
 
 
+def _whole(value):
+    """A step or iteration number as JSON should carry it: a whole number (numpy's too, and
+    2.0) as an int, anything else as it is, so that tunedeck refuses the field by name
+    rather than read 1.5 as 1 (int() truncated it here) -- and the training goes on, as
+    with a diverged loss."""
+    if isinstance(value, (bool, str)):
+        return value
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return int(value) if f.is_integer() else f
+
+
 def _progress_event(step, loss, epoch, examples_per_s):
-    ev = {"event": "progress", "step": int(step)}
+    ev = {"event": "progress", "step": _whole(step)}
     if loss is not None:
         # Any finite loss is a loss, negative ones too (a negative log-likelihood, an ELBO).
         # A diverged one (NaN, inf) is written as json.dumps writes it, a bare NaN/Infinity:
@@ -196,6 +210,13 @@ class Trial:
         self.iterations = _int(where, "" if where is schedule else "job", "iterations", 1, 20)
         where = schedule if "warmup" in schedule else self.job
         self.warmup = _int(where, "" if where is schedule else "job", "warmup", 0, 0)
+        # As tunedeck's own reader: with no iteration after the warm-up, done() would have no
+        # mean to give, and the trial no objective.
+        if self.warmup >= self.iterations:
+            raise ScheduleError("schedule: field '%s': expected fewer warm-up iterations than "
+                                "the %d iterations, found %d"
+                                % (_field("" if where is schedule else "job", "warmup"),
+                                   self.iterations, self.warmup))
         self.ranks = ranks(schedule)
         # The ranks' shares tile the global batch (batch_offset): inputs that do not add up
         # to it would leave samples out or index past the batch.
@@ -301,6 +322,8 @@ class Trial:
             schedule = json.loads(text, object_pairs_hook=_no_key_twice)
         except ScheduleError:
             raise
+        except OSError as e:  # a missing file, a directory, no permission: one line, named
+            raise ScheduleError("schedule (%s): cannot read: %s" % (where, e.strerror or e))
         except ValueError as e:
             raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
                                 "docs/formats.md), found text that is not JSON: %s" % (where, e))
@@ -319,7 +342,7 @@ class Trial:
         communicating and computing (compute_s defaults to time_s - comm_s)."""
         if compute_s is None:
             compute_s = max(time_s - (comm_s or 0.0), 0.0)
-        ev = {"event": "iteration", "iter": int(it), "time_s": float(time_s)}
+        ev = {"event": "iteration", "iter": _whole(it), "time_s": float(time_s)}
         if comm_s is not None:
             ev["comm_s"] = float(comm_s)
         if self.machine:

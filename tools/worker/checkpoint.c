@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/base/dirsync.h"
@@ -89,12 +90,36 @@ int checkpoint_save(const char *path, const Checkpoint *c, Error *err)
     return 0;
 }
 
+int checkpoint_check_writable(const char *path, Error *err)
+{
+    if (!path[0])
+        return error_set(err, "expected a checkpoint file, found ''");
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return error_set(err, "%s: names a folder, expected a checkpoint file", path);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) /* one left by a crash: checkpoint_save truncates it */
+        return error_set(err, "%s: cannot be written there: %s: %s", path, tmp, strerror(errno));
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    return 0;
+}
+
 int checkpoint_load(const char *path, Checkpoint *c, Error *err)
 {
     memset(c, 0, sizeof *c);
     FILE *f = fopen(path, "rb");
     if (!f)
         return error_set(err, "%s: cannot open checkpoint: %s", path, strerror(errno));
+    struct stat st; /* a directory opens, and its ftell is no size */
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return error_set(err, "%s: cannot read checkpoint: %s", path, strerror(EISDIR));
+    }
     if (fseek(f, 0, SEEK_END) < 0) {
         fclose(f);
         return error_set(err, "%s: cannot seek: %s", path, strerror(errno));

@@ -20,6 +20,10 @@ typedef struct {
 } Checkpoint;
 
 int checkpoint_save(const char *path, const Checkpoint *c, Error *err);
+/* Whether checkpoint_save could write `path`, asked before a job trains rather than at its
+ * stop: an empty path, a folder, or a place where PATH.tmp cannot be created is refused.
+ * Leaves nothing behind. */
+int checkpoint_check_writable(const char *path, Error *err);
 /* Rejects a wrong magic, version, shape, size or checksum with a message naming the file. */
 int checkpoint_load(const char *path, Checkpoint *c, Error *err);
 void checkpoint_clear(Checkpoint *c);

@@ -5,6 +5,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "a, b, c": the n names at names[i * stride], cut with "..." past cap. */
+static void join_names(const char *names, size_t stride, size_t n, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int k = snprintf(out + len, cap - len, "%s%s", i ? ", " : "", names + i * stride);
+        if (k < 0 || (size_t)k >= cap - len) {
+            snprintf(out + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+/* A spec that names nothing of the schedule is bad input (exit 3, as a --machine the schedule
+ * lacks), not a failed run: it says what was given and what there is to name. */
+static void unknown_name(const SlowdownSpec *sp, const char *machine, const char *device,
+                         const Cluster *c, Error *err)
+{
+    char names[200];
+    long m = machine[0] ? cluster_find_machine(c, machine) : -1;
+    if (machine[0] && m < 0) {
+        join_names(c->machines[0].name, sizeof c->machines[0], c->n_machines, names, sizeof names);
+        error_set(err, "--slowdown %s=%g: expected a machine of the schedule (%s), found '%s'",
+                  sp->name, sp->factor, names, machine);
+    } else if (m >= 0) {
+        const MachineType *t = &c->types[c->machines[m].type];
+        join_names(t->devices[0].id, sizeof t->devices[0], t->n_devices, names, sizeof names);
+        error_set(err, "--slowdown %s=%g: expected a device of machine '%s' (%s), found '%s'",
+                  sp->name, sp->factor, machine, names, device);
+    } else {
+        error_set(err, "--slowdown %s=%g: expected a device of the schedule, found '%s'", sp->name,
+                  sp->factor, device);
+    }
+    error_mark(err, ERROR_INPUT);
+}
+
 double *slowdown_resolve(const SlowdownSpec *specs, size_t n_specs, const Cluster *c, Error *err)
 {
     double *f = malloc((c->n_devices ? c->n_devices : 1) * sizeof *f);
@@ -34,8 +72,7 @@ double *slowdown_resolve(const SlowdownSpec *specs, size_t n_specs, const Cluste
         }
         if (!hit) {
             free(f);
-            error_set(err, "--slowdown %s=%g: expected a machine%s of the schedule, found none",
-                      sp->name, sp->factor, slash ? " and device" : "");
+            unknown_name(sp, machine, slash, c, err);
             return NULL;
         }
     }

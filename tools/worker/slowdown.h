@@ -14,7 +14,8 @@ typedef struct {
 } SlowdownSpec;
 
 /* Every flat device's factor (1 where no spec names it; a later spec wins), or NULL when a
- * spec names a machine or device the cluster lacks. Caller frees. */
+ * spec names a machine or device the cluster lacks (ERROR_INPUT, naming it and what the cluster
+ * has). Caller frees. */
 double *slowdown_resolve(const SlowdownSpec *specs, size_t n_specs, const Cluster *c, Error *err);
 
 #endif

@@ -146,15 +146,18 @@ int trainjob_run(const TrainJobOptions *o, Error *err)
                 "written by %u)\n",
                 resume, (unsigned long long)ck.step, o->gpus, ck.workers);
     }
+    const char *ckpt = o->checkpoint ? o->checkpoint : resume ? resume : "tunedeck-worker.ckpt";
+    if (checkpoint_check_writable(ckpt, err) < 0) { /* now, not after the training */
+        error_prefix(err, "--checkpoint");
+        goto out;
+    }
     JobCtx j = {.opts = o,
                 .plan = &plan,
                 .first_step = ck.step,
                 .examples_base = ck.examples,
                 .last_print_s = clock_now_s(),
                 .last_print_examples = ck.examples,
-                .checkpoint = o->checkpoint ? o->checkpoint
-                              : resume      ? resume
-                                            : "tunedeck-worker.ckpt"};
+                .checkpoint = ckpt};
     SgdLocalConfig lc = {.base = {.plan = &plan,
                                   .schedule = s,
                                   .init_params = ck.params,

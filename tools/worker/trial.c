@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base/jdupkey.h"
 #include "core/base/jfield.h"
 #include "core/model/schedule_cluster.h"
 #include "tools/worker/trial_host.h"
@@ -24,25 +23,10 @@ static void drop_json(cJSON **root)
 
 int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
 {
-    int trailing = 0;
-    cJSON *root = jfield_parse_whole(text, &trailing);
-    const char *found = root ? NULL : jfield_unparsed(text);
+    cJSON *root = jfield_parse_text(text, len, source, "protocol v1 schedule object", err);
     explicit_bzero(text, len);
-    if (!root) {
-        error_set(err, "%s: expected a protocol v1 schedule object, found %s", source, found);
+    if (!root) /* the blocks of its tree were wiped as they were freed (secret_wipe_free) */
         return error_mark(err, ERROR_INPUT);
-    }
-    if (trailing) { /* a second schedule, or garbage: which was meant? */
-        error_set(err, "%s: expected one protocol v1 schedule object, found more text after it",
-                  source);
-        drop_json(&root); /* a ps_secret in it is wiped */
-        return error_mark(err, ERROR_INPUT);
-    }
-    if (jdupkey_check(root, err) < 0) { /* the first copy is not surely the one meant */
-        error_prefix(err, "%s", source);
-        drop_json(&root); /* a ps_secret in it is wiped */
-        return error_mark(err, ERROR_INPUT);
-    }
     int rc = -1;
     Cluster *c = schedule_cluster_from_json(root, source, err);
     Schedule *s = c ? schedule_from_json(root, c, source, err) : NULL;
@@ -51,6 +35,8 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
     SgdPlan plan;
     memset(&plan, 0, sizeof plan);
     if (!s || schedule_validate(s, err) < 0) {
+        if (s) /* schedule_from_json's errors name it already */
+            error_prefix(err, "%s", source);
         error_mark(err, ERROR_INPUT); /* the schedule on standard input */
         goto out;
     }

@@ -64,3 +64,17 @@ Test(csvtab, a_nul_byte_is_refused_with_its_line_not_read_as_the_end)
     cr_assert(strstr(e.msg, path), "%s", e.msg);
     unlink(path);
 }
+
+/* Regression: a header naming a column twice ("time" pasted again) was read from its first
+ * copy without a word, as a JSON key twice once was. */
+Test(csvtab, a_column_named_twice_is_refused_when_it_is_read)
+{
+    Error e;
+    CsvTable *t = csvtab_parse("name,time,size,time\nj0,0,1,30\n", "w.csv", &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cr_assert_eq(csvtab_col(t, "name", &e), 0);
+    cr_assert_eq(csvtab_col(t, "time", &e), -1);
+    cr_assert_str_eq(e.msg, "w.csv:1: column 'time' appears twice in the header (columns 2 and "
+                            "4); expected each column once");
+    csvtab_free(t);
+}

@@ -74,3 +74,36 @@ Test(jfield, parse_whole_says_what_follows_the_value)
     cr_assert_eq(trailing, 1);
     cJSON_Delete(o);
 }
+
+static void text_refused(const char *text, size_t len, const char *want)
+{
+    Error err = {0};
+    cr_assert_null(jfield_parse_text(text, len, "standard input", "schedule object", &err),
+                   "accepted: %s", text);
+    cr_assert_str_eq(err.msg, want);
+}
+
+/* Regression: a schedule on standard input was refused as "found malformed JSON" with no
+ * place to look, and what a file is refused for passed there: a \u0000 escape (cutting the
+ * string), a byte that is not UTF-8, text after a NUL byte (dropped unseen). */
+Test(jfield, text_from_a_stream_is_refused_as_a_file_is_with_line_and_column)
+{
+    text_refused(" \n", 2, "standard input: expected a schedule object, found nothing");
+    text_refused("{\"a\": 1,\n \"b\": ", 15,
+                 "standard input:2:7: expected a schedule object, found malformed JSON");
+    text_refused("{\"a\": 1} {\"a\": 2}", 17,
+                 "standard input: expected one schedule object, found more text after it");
+    text_refused("{\"a\": \"x\\u0000\"}", 16,
+                 "standard input:1:9: expected UTF-8 JSON text, found a \\u0000 escape (a NUL "
+                 "character, which would cut the string there)");
+    text_refused("{\"a\": \"\xff\"}", 10,
+                 "standard input:1:8: expected UTF-8 JSON text, found a byte that is not UTF-8");
+    static const char nul[] = "{\"a\": 1}\n\0{\"a\": 2}";
+    text_refused(nul, sizeof nul - 1, "standard input:2:1: expected JSON text, found a NUL byte");
+    text_refused("{\"a\": 1, \"a\": 2}", 16,
+                 "standard input: key \"a\" appears twice; expected each key once per object");
+    Error err = {0};
+    cJSON *o = jfield_parse_text("{\"a\": 1}\n", 9, "standard input", "schedule object", &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    cJSON_Delete(o);
+}

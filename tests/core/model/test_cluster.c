@@ -272,6 +272,20 @@ Test(cluster, an_empty_device_id_is_refused)
             "devices[0]: field 'id': expected a device id");
 }
 
+/* Regression: "host": "" (a template's variable left empty) sent tunedeck to the machine's
+ * name, and "user": "" to the ssh block's user, without a word. */
+Test(cluster, an_empty_host_or_user_of_a_machine_is_refused)
+{
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"host\": \"\", "
+            "\"type\": \"t\"}]}",
+            "machines[0]: field 'host': expected a host name or address, found '' (leave the "
+            "field out to use the machine's name)");
+    rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a\", \"user\": \"\", "
+            "\"type\": \"t\"}]}",
+            "machines[0]: field 'user': expected a user name, found '' (leave the field out to "
+            "use the ssh block's)");
+}
+
 Test(cluster, machine_names_are_checked_whether_or_not_host_is_set)
 {
     rejects("{\"name\": \"x\", " TYPES ", \"machines\": [{\"name\": \"a;touch x\", \"host\": "

@@ -358,3 +358,32 @@ Test(protocol, a_line_with_a_nul_byte_is_refused_naming_its_position)
     cr_assert_eq(ev.kind, EVENT_DONE);
     trial_event_clear(&ev);
 }
+
+/* Regression: a trial killed while writing `{"event": "done", "time_s": 3.2` left a line that
+ * was log text, so its objective became the mean iteration time with nothing said. A line
+ * that opens as an event and ends before its object closes is a protocol error; one merely
+ * malformed, or that does not open as an event, stays log text. */
+Test(protocol, an_event_line_cut_short_is_refused_not_log_text)
+{
+    const char *cut[] = {
+        "{\"event\": \"done\", \"time_s\": 3.2",
+        "  {\"event\": \"iteration\", \"iter\": 2, \"machines\": [{\"name\": \"a\"",
+        "{\"event\": \"error\", \"message\": \"out of mem",
+        "{ \"event\": \"progress\", \"step\": 3, \"loss\": NaN"};
+    for (size_t i = 0; i < sizeof cut / sizeof *cut; i++) {
+        char want[96];
+        snprintf(want, sizeof want,
+                 "event line: expected one JSON object, found one cut short after %zu bytes",
+                 strlen(cut[i]));
+        rejects(cut[i], want);
+    }
+    const char *logs[] = {"{\"event\": \"done\", \"time_s\": 1,}", "{\"note\": \"cut",
+                          "{\"event\": \"done\" \"time_s\": 1}", "{\"eve"};
+    for (size_t i = 0; i < sizeof logs / sizeof *logs; i++) {
+        TrialEvent ev;
+        Error err;
+        cr_assert_eq(protocol_parse_line(logs[i], &ev, &err), 0, "%s: %s", logs[i], err.msg);
+        cr_assert_eq(ev.kind, EVENT_LOG, "'%s' is log text", logs[i]);
+        trial_event_clear(&ev);
+    }
+}

@@ -93,3 +93,16 @@ Test(schedcluster, an_unknown_key_of_a_node_group_is_refused_by_name)
             ": node_groups[0]: field 'speed': unknown; expected nodes, gpus_per_node or gpu",
             NULL);
 }
+
+/* A top-level key the reader does not know (a "node_group" beside node_groups, a second
+ * "gpu_speed" block) was dropped without a word, and an empty gpu_speeds was said as
+ * "expected one of gpu_speeds (), found 'T4'" at the first group. */
+Test(schedcluster, an_unknown_top_level_key_or_no_gpu_type_is_refused_by_name)
+{
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, \"gpus_per_node\": "
+            "4, \"gpu\": \"T4\"}], \"node_group\": []}",
+            ": field 'node_group': unknown; expected gpu_speeds or node_groups", NULL);
+    refused("{\"gpu_speeds\": {}, \"node_groups\": [{\"nodes\": 1, \"gpus_per_node\": 4, "
+            "\"gpu\": \"T4\"}]}",
+            ": gpu_speeds: expected at least one GPU type and its speed, found none", NULL);
+}

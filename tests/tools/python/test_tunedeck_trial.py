@@ -96,6 +96,21 @@ class Lines(unittest.TestCase):
             {"id": "gpu0", "inputs": 17, "time_s": 0.4}]}])
         self.assertEqual(ev[-1], {"event": "done", "time_s": 0.2})  # warm-up 1 left out
 
+    def test_a_step_or_iteration_that_is_not_whole_is_written_as_given(self):
+        # Regression: int() made step 1.5 a progress line of step 1, and iteration 2.5 one of
+        # iteration 2, which tunedeck took; written as given, tunedeck refuses the field by
+        # name (docs/formats.md: "1.5 is refused, not read as 1"). A whole 2.0 is 2.
+        out = io.StringIO()
+        tunedeck_trial.progress(step=1.5, out=out)
+        tunedeck_trial.progress(step=2.0, out=out)
+        t = tunedeck_trial.Trial(SCHEDULE, env={}, out=out)
+        t.iteration(2.5, 0.5)
+        t.iteration(3.0, 0.5)
+        ev = lines(out)
+        self.assertEqual([e.get("step", e.get("iter")) for e in ev], [1.5, 2, 2.5, 3])
+        self.assertEqual([type(e.get("step", e.get("iter"))) for e in ev],
+                         [float, int, float, int])
+
     def test_a_negative_loss_is_written_and_a_diverged_one_as_python_writes_it(self):
         out = io.StringIO()
         tunedeck_trial.progress(step=3, loss=-3.2, out=out)
@@ -217,6 +232,31 @@ class Load(unittest.TestCase):
         t = tunedeck_trial.Trial(broken(lambda s: (s["job"].update(batch=32.0, iterations=9),
                                                    s.pop("iterations"))), env={})
         self.assertEqual((t.global_batch, t.iterations), (32, 9))
+
+    def test_a_schedule_path_that_cannot_be_read_is_refused_naming_it(self):
+        # Regression: a directory or a missing file raised IsADirectoryError or
+        # FileNotFoundError, a traceback from `python3 tunedeck_trial.py PATH` too.
+        with tempfile.TemporaryDirectory() as d:
+            for path, why in ((d, "Is a directory"),
+                              (os.path.join(d, "none.json"), "No such file or directory")):
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                            r"schedule \(%s\): cannot read: %s" % (path, why)):
+                    tunedeck_trial.Trial.load(path)
+
+    def test_a_warmup_not_below_the_iterations_is_refused(self):
+        # Regression: warmup 4 of 4 iterations was taken, and done() then wrote no time
+        # (tunedeck's own reader refuses such a schedule).
+        s = json.loads(json.dumps(SCHEDULE))
+        s["warmup"] = 4
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    r"field 'warmup': expected fewer warm-up iterations than the "
+                                    r"4 iterations, found 4"):
+            tunedeck_trial.Trial(s, env={}, out=io.StringIO())
+        s.pop("warmup")
+        s.pop("iterations")
+        s["job"].update(iterations=3, warmup=3)
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError, r"field 'job.warmup'"):
+            tunedeck_trial.Trial(s, env={}, out=io.StringIO())
 
     def test_a_key_twice_in_the_schedule_is_refused(self):
         text = json.dumps(SCHEDULE).replace('"batch": 32', '"batch": 32, "batch": 64')

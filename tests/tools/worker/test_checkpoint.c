@@ -100,3 +100,35 @@ Test(checkpoint, a_missing_file_is_refused)
     cr_assert_eq(checkpoint_load("/nonexistent/ckpt", &back, &e), -1);
     cr_assert(strstr(e.msg, "/nonexistent/ckpt"));
 }
+
+/* Regression: --resume DIR said "expected a checkpoint of at least 132 bytes, found
+ * 9223372036854775807" (a directory's ftell). */
+Test(checkpoint, a_directory_is_refused_as_one)
+{
+    Checkpoint back;
+    Error e;
+    cr_assert_eq(checkpoint_load("/tmp", &back, &e), -1);
+    cr_assert_str_eq(e.msg, "/tmp: cannot read checkpoint: Is a directory");
+}
+
+/* Regression: a job whose --checkpoint could not be written (an empty path, a folder that is
+ * not there) trained until its stop and only then failed, the training lost. */
+Test(checkpoint, a_place_that_cannot_take_a_checkpoint_is_refused_before_training)
+{
+    Error e;
+    cr_assert_eq(checkpoint_check_writable("", &e), -1);
+    cr_assert_str_eq(e.msg, "expected a checkpoint file, found ''");
+    cr_assert_eq(checkpoint_check_writable("/tmp", &e), -1);
+    cr_assert_str_eq(e.msg, "/tmp: names a folder, expected a checkpoint file");
+    cr_assert_eq(checkpoint_check_writable("/nonexistent/x.ckpt", &e), -1);
+    cr_assert_str_eq(e.msg,
+                     "/nonexistent/x.ckpt: cannot be written there: /nonexistent/x.ckpt.tmp: "
+                     "No such file or directory");
+    char path[64], tmp[80];
+    temp_path(path, sizeof path);
+    unlink(path);
+    cr_assert_eq(checkpoint_check_writable(path, &e), 0, "%s", e.msg);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cr_assert_neq(access(path, F_OK), 0, "the check left %s", path);
+    cr_assert_neq(access(tmp, F_OK), 0, "the check left %s", tmp);
+}
