@@ -214,13 +214,6 @@ static int too_deep(const char *text, size_t upto)
 #define JFIELD_STR(x) JFIELD_STR2(x)
 #define TOO_DEEP_TEXT "JSON nested more than " JFIELD_STR(CJSON_NESTING_LIMIT) " deep"
 
-const char *jfield_unparsed(const char *text)
-{
-    if (!text[strspn(text, " \t\r\n")])
-        return "nothing";
-    return too_deep(text, (size_t)-1) ? TOO_DEEP_TEXT : "malformed JSON";
-}
-
 cJSON *jfield_parse_whole(const char *text, int *trailing)
 {
     const char *end = NULL;

@@ -33,10 +33,6 @@ int jfield_only(const cJSON *obj, const char *ctx, const char *const *known, Err
 
 /* Describes a JSON value's type for messages: "a string", "null", "an array"... */
 const char *jfield_type_name(const cJSON *v);
-/* What a text cJSON could not parse holds, for "expected ..., found %s": "nothing" when it is
- * only white space (a sender that sent nothing), "JSON nested more than 1000 deep" past
- * cJSON's nesting limit, else "malformed JSON". */
-const char *jfield_unparsed(const char *text);
 /* cJSON_Parse that also says whether more than white space follows the value: *trailing is
  * set then (`{"a": 1} {"a": 2}` was read as its first object, the rest dropped). The caller
  * refuses such text: which object was meant? */

@@ -48,19 +48,6 @@ Test(jfield, a_file_nested_too_deeply_says_so_with_its_line)
               err.msg);
 }
 
-Test(jfield, unparsed_text_nested_too_deeply_says_so)
-{
-    char text[2100];
-    memset(text, '[', 1050);
-    memset(text + 1050, ']', 1050);
-    text[2100 - 1] = 0;
-    cr_assert_null(cJSON_Parse(text));
-    cr_assert_str_eq(jfield_unparsed(text), "JSON nested more than 1000 deep");
-    cr_assert_str_eq(jfield_unparsed("[1,"), "malformed JSON");
-    /* brackets inside strings are not nesting */
-    cr_assert_str_eq(jfield_unparsed("{\"a\": \"[[[[\" x"), "malformed JSON");
-}
-
 /* `{...} {...}` on standard input was read as its first object, the rest dropped. */
 Test(jfield, parse_whole_says_what_follows_the_value)
 {
