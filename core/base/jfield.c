@@ -251,8 +251,33 @@ static const char *unkeepable(const char *text, size_t *offset)
     return NULL;
 }
 
-cJSON *jfield_parse_text(const char *text, size_t len, const char *source, const char *what,
-                         Error *err)
+/* Why cJSON could not parse text, at byte `off` where it stopped. A file says it in the words
+ * its readers always used; standard input as "expected a WHAT, found ...". */
+static void say_unparsed(const char *text, size_t len, size_t off, const char *source,
+                         const char *what, Error *err)
+{
+    int line, col;
+    position(text, off, &line, &col);
+    int blank = !text[strspn(text, " \t\r\n")];
+    if (what && blank)
+        error_set(err, "%s: expected a %s, found nothing", source, what);
+    else if (what)
+        error_set(err, "%s:%d:%d: expected a %s, found %s", source, line, col, what,
+                  too_deep(text, off + 1) ? TOO_DEEP_TEXT : "malformed JSON");
+    else if (len == 0)
+        error_set(err, "%s: expected a JSON object, found an empty file", source);
+    else if (blank)
+        error_set(err, "%s: expected a JSON object, found only white space", source);
+    else if (too_deep(text, off + 1))
+        error_set(err, "%s:%d:%d: expected JSON nested at most %d deep, found deeper", source,
+                  line, col, CJSON_NESTING_LIMIT);
+    else
+        error_set(err, "%s:%d:%d: malformed JSON", source, line, col);
+}
+
+/* The checks of a file's text and of standard input's, once: what == NULL for a file. */
+static cJSON *parse_checked(const char *text, size_t len, const char *source, const char *what,
+                            Error *err)
 {
     int line, col;
     if (strlen(text) != len) { /* what follows a NUL byte would be dropped unseen */
@@ -262,29 +287,31 @@ cJSON *jfield_parse_text(const char *text, size_t len, const char *source, const
     }
     const char *end = NULL, *bad = NULL;
     size_t bad_at = 0;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 0);
+    /* In a file, text after the value is malformed JSON where it begins. */
+    cJSON *root = cJSON_ParseWithOpts(text, &end, !what);
     if (!root) {
-        size_t off = end ? (size_t)(end - text) : 0;
-        position(text, off, &line, &col);
-        if (!text[strspn(text, " \t\r\n")])
-            error_set(err, "%s: expected a %s, found nothing", source, what);
-        else
-            error_set(err, "%s:%d:%d: expected a %s, found %s", source, line, col, what,
-                      too_deep(text, off + 1) ? TOO_DEEP_TEXT : "malformed JSON");
+        say_unparsed(text, len, end ? (size_t)(end - text) : 0, source, what, err);
         return NULL;
     }
-    if (end && end[strspn(end, " \t\r\n")] != '\0') { /* a second value: which was meant? */
+    if (what && end && end[strspn(end, " \t\r\n")] != '\0') { /* which value was meant? */
         error_set(err, "%s: expected one %s, found more text after it", source, what);
     } else if ((bad = unkeepable(text, &bad_at)) != NULL) {
         position(text, bad_at, &line, &col);
         error_set(err, "%s:%d:%d: expected UTF-8 JSON text, found %s", source, line, col, bad);
     } else if (jdupkey_check(root, err) < 0) {
+        /* cJSON would read the first copy; the operator most likely edited the second */
         error_prefix(err, "%s", source);
     } else {
         return root;
     }
     cJSON_Delete(root);
     return NULL;
+}
+
+cJSON *jfield_parse_text(const char *text, size_t len, const char *source, const char *what,
+                         Error *err)
+{
+    return parse_checked(text, len, source, what, err);
 }
 
 cJSON *jfield_parse_file(const char *path, Error *err)
@@ -295,41 +322,7 @@ cJSON *jfield_parse_file(const char *path, Error *err)
     char *buf = readall_file(path, JFIELD_FILE_MAX_BYTES, &len, err);
     if (!buf)
         return NULL;
-    if (strlen(buf) != len) {
-        int line, col;
-        position(buf, strlen(buf), &line, &col);
-        free(buf);
-        error_set(err, "%s:%d:%d: expected JSON text, found a NUL byte", path, line, col);
-        return NULL;
-    }
-    const char *end = NULL, *bad = NULL;
-    size_t bad_at = 0;
-    cJSON *root = cJSON_ParseWithOpts(buf, &end, 1);
-    if (!root) {
-        int line, col;
-        size_t off = end ? (size_t)(end - buf) : 0;
-        position(buf, off, &line, &col);
-        if (len == 0)
-            error_set(err, "%s: expected a JSON object, found an empty file", path);
-        else if (!buf[strspn(buf, " \t\r\n")])
-            error_set(err, "%s: expected a JSON object, found only white space", path);
-        else if (too_deep(buf, off + 1))
-            error_set(err, "%s:%d:%d: expected JSON nested at most %d deep, found deeper", path,
-                      line, col, CJSON_NESTING_LIMIT);
-        else
-            error_set(err, "%s:%d:%d: malformed JSON", path, line, col);
-    } else if ((bad = unkeepable(buf, &bad_at)) != NULL) {
-        int line, col;
-        position(buf, bad_at, &line, &col);
-        error_set(err, "%s:%d:%d: expected UTF-8 JSON text, found %s", path, line, col, bad);
-        cJSON_Delete(root);
-        root = NULL;
-    } else if (jdupkey_check(root, err) < 0) {
-        /* cJSON would read the first copy; the operator most likely edited the second */
-        error_prefix(err, "%s", path);
-        cJSON_Delete(root);
-        root = NULL;
-    }
+    cJSON *root = parse_checked(buf, len, path, NULL, err);
     free(buf);
     return root;
 }
