@@ -238,6 +238,11 @@ check_bad() { # expected-substring args...
 }
 check_bad "missing.json: cannot open" tune --cluster "$tmp/missing.json" --job $job
 check_bad "trunc.json:3:1: malformed JSON" tune --cluster "$tmp/trunc.json" --job $job
+# hosts' Slurm-only flags with an inventory it cannot read: the file is what is wrong (it was
+# taken for a plain inventory, and the refusal of --watch hid that it is missing), exit 3
+check_bad "missing.json: cannot open" hosts --cluster "$tmp/missing.json" --watch
+[ $rc -eq 3 ] || fail "'hosts --cluster missing.json --watch' exited $rc, not 3 (a bad input file)"
+check_bad "trunc.json:3:1: malformed JSON" hosts --cluster "$tmp/trunc.json" --partition gpu
 check_bad "field 'bandwidth_gbps': expected a number, found a string" tune --cluster "$tmp/badtype.json" --job $job
 check_bad "unknown machine type 'zz'" tune --cluster "$tmp/unktype.json" --job $job
 check_bad "host range 'n[]'" tune --cluster "$tmp/range.json" --job $job
