@@ -6,7 +6,8 @@
 # draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
 # `tune` is what that command prints (every column but the timing one), every option the
 # documents give a command is one its --help lists, and every environment variable the
-# program reads is in the man page's ENVIRONMENT.
+# program reads is in the man page's ENVIRONMENT, and every make target a document gives is
+# the Makefile's and the other way round.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="${TUNEDECK_BIN:-$root/build/tunedeck}"
@@ -195,6 +196,38 @@ if checked < 50:
     print("only %d options of documented commands checked: the check did not read the documents" % checked)
 PY
 [ -s "$tmp/options" ] && fail "$(head -5 "$tmp/options")"
+
+# Every make target a document gives (`make X` in a code block or quoted in the prose) is one
+# the Makefile has, and every target of the Makefile is in README.md or docs/*.md: a renamed
+# target fails here, and so does a new one nobody can learn of (`make unit` was in no
+# document). 'all' is plain `make`; 'san-tree' is make test's step, which testing.md
+# describes as build-san/.
+/usr/bin/python3 - "$root" >"$tmp/targets" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+mk = open(os.path.join(root, "Makefile"), encoding="utf-8").read()
+targets = set(re.findall(r"^([a-z][a-z0-9-]*):", mk, re.M))
+if len(targets) < 8:
+    sys.exit("Makefile: only %d targets found: the check did not read it" % len(targets))
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+named = set()
+for doc in docs:
+    text = open(os.path.join(root, doc), encoding="utf-8").read()
+    lines = [l for b in re.findall(r"^```(?:sh)?\n(.*?)^```", text, re.S | re.M) for l in b.splitlines()]
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    lines += re.findall(r"`([^`]*)`", prose)
+    for line in lines:
+        for m in re.finditer(r"(?:^|&&|;|\$ )\s*make((?: [^ #;&|]+)*)", line.strip()):
+            for word in m.group(1).split():
+                if "=" in word or word.startswith("-"):
+                    continue
+                named.add(word)
+                if word not in targets:
+                    print("%s: 'make %s': the Makefile has no target '%s'" % (doc, word, word))
+for t in sorted(targets - named - {"all", "san-tree"}):
+    print("the Makefile's target '%s' is in no document (README.md's list of targets)" % t)
+PY
+[ -s "$tmp/targets" ] && fail "$(head -3 "$tmp/targets")"
 
 # Every environment variable the programs read is in the man page's ENVIRONMENT section.
 sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$root/docs/man/tunedeck.1" >"$tmp/environment"
