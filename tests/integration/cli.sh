@@ -401,6 +401,13 @@ exit_is 2 "usage" "$worker" --batch 1.5
 exit_is 2 "usage" "$worker" --port-base 0x100
 exit_is 2 "usage" env TUNEDECK_PS_PORT_BASE=' 7000' "$worker" --help
 exit_is 2 "usage" "$rexec" --heartbeat soon
+# every installed program takes --help: its usage on stdout, exit 0 (tunedeck-jobctl's was a
+# usage error)
+for p in "$bin" "$worker" "$rexec" "$(dirname "$bin")/tunedeck-jobctl"; do
+    exit_is 0 "--help" "$p" --help
+    "$p" --help 2>/dev/null | grep -q '^usage: ' || fail "'$p --help' prints no usage on stdout"
+done
+exit_is 2 "usage" "$(dirname "$bin")/tunedeck-jobctl" one
 exit_is 2 "usage" "$rexec" --interval inf
 exit_is 2 "usage" "$bin" tune --sim Q:googlenet
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic
