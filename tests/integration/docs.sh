@@ -6,8 +6,8 @@
 # draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
 # `tune` is what that command prints (every column but the timing one), every option the
 # documents give a command is one its --help lists, and every environment variable the
-# program reads is in the man page's ENVIRONMENT, and every make target a document gives is
-# the Makefile's and the other way round.
+# program reads is in the man page's ENVIRONMENT, every source path a document quotes is in
+# the tree, and every make target a document gives is the Makefile's and the other way round.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="${TUNEDECK_BIN:-$root/build/tunedeck}"
@@ -196,6 +196,33 @@ if checked < 50:
     print("only %d options of documented commands checked: the check did not read the documents" % checked)
 PY
 [ -s "$tmp/options" ] && fail "$(head -5 "$tmp/options")"
+
+# Every source path a document quotes (`bench/optimizer`, `remote/live/hostdesk`) names what
+# is there: a file or folder, a module by its stem (.c/.h), a benchmark or a built
+# program by its name (bench/X.c, bench/X.sh, build/X); NAME is a placeholder. A renamed or
+# moved file that a document still names fails here (the links above are only the [..](..) ones).
+/usr/bin/python3 - "$root" >"$tmp/paths" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+checked = 0
+for doc in docs:
+    text = open(os.path.join(root, doc), encoding="utf-8").read()
+    for quoted in re.findall(r"`([^`\n]+)`", text):  # a command's first word too
+        p = quoted.split()[0].split(":")[0].rstrip(".,;") if quoted.strip() else ""
+        if not re.match(r"(core|remote|tui|cmd|tools|bench|tests|examples|themes|data|debian|docs|mk)/[\w./-]+$", p):
+            continue
+        if "NAME" in p:
+            continue
+        checked += 1
+        stem = p.rstrip("/")
+        if not any(os.path.exists(os.path.join(root, c)) for c in
+                   (p, stem + ".c", stem + ".h", stem + ".sh", "build/" + p)):
+            print("%s: '%s' names no file or folder of the tree" % (doc, quoted))
+if checked < 200:
+    print("only %d quoted paths checked: the check did not read the documents" % checked)
+PY
+[ -s "$tmp/paths" ] && fail "$(head -5 "$tmp/paths")"
 
 # Every make target a document gives (`make X` in a code block or quoted in the prose) is one
 # the Makefile has, and every target of the Makefile is in README.md or docs/*.md: a renamed
