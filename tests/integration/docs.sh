@@ -5,9 +5,10 @@
 # says it is. And they say what the program does today: the screenshot is what the console
 # draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
 # `tune` is what that command prints (every column but the timing one), every option the
-# documents give a command is one its --help lists, and every environment variable the
-# program reads is in the man page's ENVIRONMENT, every source path a document quotes is in
-# the tree, and every make target a document gives is the Makefile's and the other way round.
+# documents give a command is one its --help lists, every environment variable the program
+# reads is in the man page's ENVIRONMENT, every source path a document quotes is in the tree,
+# every command --help lists is in the README, and every make target a document gives is the
+# Makefile's and the other way round.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="${TUNEDECK_BIN:-$root/build/tunedeck}"
@@ -223,6 +224,18 @@ if checked < 200:
     print("only %d quoted paths checked: the check did not read the documents" % checked)
 PY
 [ -s "$tmp/paths" ] && fail "$(head -5 "$tmp/paths")"
+
+# Every command `tunedeck --help` lists is one README.md shows (`tunedeck CMD` or
+# `build/tunedeck CMD`; the console is tunedeck with no command): a new command nobody can
+# learn of from the README fails here.
+"$bin" --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/^commands:/ { print $1 }' >"$tmp/commands"
+[ "$(wc -l <"$tmp/commands")" -ge 5 ] ||
+    fail "only $(wc -l <"$tmp/commands") commands in tunedeck --help: the check did not read it"
+while read -r c; do
+    [ "$c" = console ] && continue
+    grep -qE "(^|[ \`/])tunedeck $c( |\`|$)" "$root/README.md" ||
+        fail "README.md shows no 'tunedeck $c' (a command tunedeck --help lists)"
+done <"$tmp/commands"
 
 # Every make target a document gives (`make X` in a code block or quoted in the prose) is one
 # the Makefile has, and every target of the Makefile is in README.md or docs/*.md: a renamed
