@@ -195,8 +195,15 @@ int cmd_hosts(int argc, char **argv)
     sa.accept = accept;
     Error err;
     if (!slurm) {
+        /* An inventory that cannot be read is said so here: with --watch or --partition it
+         * would otherwise be taken for a plain one, and the refusal of those flags would
+         * hide that the file is missing or malformed (a bad input file, as cluster_load says). */
         cJSON *root = jfield_parse_file(path, &err);
-        const cJSON *b = root ? cJSON_GetObjectItem(root, "backend") : NULL;
+        if (!root) {
+            fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
+            return EXIT_BAD_INPUT;
+        }
+        const cJSON *b = cJSON_GetObjectItem(root, "backend");
         slurm = cJSON_IsString(b) && strcmp(b->valuestring, "slurm") == 0;
         cJSON_Delete(root);
     }

@@ -81,6 +81,11 @@ static void report(JobRun *j, const char *when)
 
 int main(int argc, char **argv)
 {
+    /* --help as every installed program takes it (tunedeck(1)): the usage on stdout, exit 0. */
+    if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+        printf("usage: tunedeck-jobctl INVENTORY CHECKPOINT\n");
+        return EXIT_OK;
+    }
     if (argc != 3) {
         fprintf(stderr, "usage: tunedeck-jobctl INVENTORY CHECKPOINT\n");
         return EXIT_USAGE;

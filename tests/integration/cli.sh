@@ -238,6 +238,11 @@ check_bad() { # expected-substring args...
 }
 check_bad "missing.json: cannot open" tune --cluster "$tmp/missing.json" --job $job
 check_bad "trunc.json:3:1: malformed JSON" tune --cluster "$tmp/trunc.json" --job $job
+# hosts' Slurm-only flags with an inventory it cannot read: the file is what is wrong (it was
+# taken for a plain inventory, and the refusal of --watch hid that it is missing), exit 3
+check_bad "missing.json: cannot open" hosts --cluster "$tmp/missing.json" --watch
+[ $rc -eq 3 ] || fail "'hosts --cluster missing.json --watch' exited $rc, not 3 (a bad input file)"
+check_bad "trunc.json:3:1: malformed JSON" hosts --cluster "$tmp/trunc.json" --partition gpu
 check_bad "field 'bandwidth_gbps': expected a number, found a string" tune --cluster "$tmp/badtype.json" --job $job
 check_bad "unknown machine type 'zz'" tune --cluster "$tmp/unktype.json" --job $job
 check_bad "host range 'n[]'" tune --cluster "$tmp/range.json" --job $job
@@ -410,6 +415,13 @@ exit_is 2 "usage" "$worker" --batch 1.5
 exit_is 2 "usage" "$worker" --port-base 0x100
 exit_is 2 "usage" env TUNEDECK_PS_PORT_BASE=' 7000' "$worker" --help
 exit_is 2 "usage" "$rexec" --heartbeat soon
+# every installed program takes --help: its usage on stdout, exit 0 (tunedeck-jobctl's was a
+# usage error)
+for p in "$bin" "$worker" "$rexec" "$(dirname "$bin")/tunedeck-jobctl"; do
+    exit_is 0 "--help" "$p" --help
+    "$p" --help 2>/dev/null | grep -q '^usage: ' || fail "'$p --help' prints no usage on stdout"
+done
+exit_is 2 "usage" "$(dirname "$bin")/tunedeck-jobctl" one
 exit_is 2 "usage" "$rexec" --interval inf
 exit_is 2 "usage" "$bin" tune --sim Q:googlenet
 exit_is 2 "usage" "$bin" tune --sim B:googlenet --optimizer magic

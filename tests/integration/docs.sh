@@ -5,8 +5,10 @@
 # says it is. And they say what the program does today: the screenshot is what the console
 # draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
 # `tune` is what that command prints (every column but the timing one), every option the
-# documents give a command is one its --help lists, and every environment variable the
-# program reads is in the man page's ENVIRONMENT.
+# documents give a command is one its --help lists, every environment variable the program
+# reads is in the man page's ENVIRONMENT, every source path a document quotes is in the tree,
+# every command --help lists is in the README, and every make target a document gives is the
+# Makefile's and the other way round.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="${TUNEDECK_BIN:-$root/build/tunedeck}"
@@ -195,6 +197,77 @@ if checked < 50:
     print("only %d options of documented commands checked: the check did not read the documents" % checked)
 PY
 [ -s "$tmp/options" ] && fail "$(head -5 "$tmp/options")"
+
+# Every source path a document quotes (`bench/optimizer`, `remote/live/hostdesk`) names what
+# is there: a file or folder, a module by its stem (.c/.h), a benchmark or a built
+# program by its name (bench/X.c, bench/X.sh, build/X); NAME is a placeholder. A renamed or
+# moved file that a document still names fails here (the links above are only the [..](..) ones).
+/usr/bin/python3 - "$root" >"$tmp/paths" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+checked = 0
+for doc in docs:
+    text = open(os.path.join(root, doc), encoding="utf-8").read()
+    for quoted in re.findall(r"`([^`\n]+)`", text):  # a command's first word too
+        p = quoted.split()[0].split(":")[0].rstrip(".,;") if quoted.strip() else ""
+        if not re.match(r"(core|remote|tui|cmd|tools|bench|tests|examples|themes|data|debian|docs|mk)/[\w./-]+$", p):
+            continue
+        if "NAME" in p:
+            continue
+        checked += 1
+        stem = p.rstrip("/")
+        if not any(os.path.exists(os.path.join(root, c)) for c in
+                   (p, stem + ".c", stem + ".h", stem + ".sh", "build/" + p)):
+            print("%s: '%s' names no file or folder of the tree" % (doc, quoted))
+if checked < 200:
+    print("only %d quoted paths checked: the check did not read the documents" % checked)
+PY
+[ -s "$tmp/paths" ] && fail "$(head -5 "$tmp/paths")"
+
+# Every command `tunedeck --help` lists is one README.md shows (`tunedeck CMD` or
+# `build/tunedeck CMD`; the console is tunedeck with no command): a new command nobody can
+# learn of from the README fails here.
+"$bin" --help | sed -n '/^commands:/,/^$/p' | awk 'NF && !/^commands:/ { print $1 }' >"$tmp/commands"
+[ "$(wc -l <"$tmp/commands")" -ge 5 ] ||
+    fail "only $(wc -l <"$tmp/commands") commands in tunedeck --help: the check did not read it"
+while read -r c; do
+    [ "$c" = console ] && continue
+    grep -qE "(^|[ \`/])tunedeck $c( |\`|$)" "$root/README.md" ||
+        fail "README.md shows no 'tunedeck $c' (a command tunedeck --help lists)"
+done <"$tmp/commands"
+
+# Every make target a document gives (`make X` in a code block or quoted in the prose) is one
+# the Makefile has, and every target of the Makefile is in README.md or docs/*.md: a renamed
+# target fails here, and so does a new one nobody can learn of (`make unit` was in no
+# document). 'all' is plain `make`; 'san-tree' is make test's step, which testing.md
+# describes as build-san/.
+/usr/bin/python3 - "$root" >"$tmp/targets" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+mk = open(os.path.join(root, "Makefile"), encoding="utf-8").read()
+targets = set(re.findall(r"^([a-z][a-z0-9-]*):", mk, re.M))
+if len(targets) < 8:
+    sys.exit("Makefile: only %d targets found: the check did not read it" % len(targets))
+docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs")) if f.endswith(".md"))
+named = set()
+for doc in docs:
+    text = open(os.path.join(root, doc), encoding="utf-8").read()
+    lines = [l for b in re.findall(r"^```(?:sh)?\n(.*?)^```", text, re.S | re.M) for l in b.splitlines()]
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    lines += re.findall(r"`([^`]*)`", prose)
+    for line in lines:
+        for m in re.finditer(r"(?:^|&&|;|\$ )\s*make((?: [^ #;&|]+)*)", line.strip()):
+            for word in m.group(1).split():
+                if "=" in word or word.startswith("-"):
+                    continue
+                named.add(word)
+                if word not in targets:
+                    print("%s: 'make %s': the Makefile has no target '%s'" % (doc, word, word))
+for t in sorted(targets - named - {"all", "san-tree"}):
+    print("the Makefile's target '%s' is in no document (README.md's list of targets)" % t)
+PY
+[ -s "$tmp/targets" ] && fail "$(head -3 "$tmp/targets")"
 
 # Every environment variable the programs read is in the man page's ENVIRONMENT section.
 sed -n '/^\.SH ENVIRONMENT/,/^\.SH /p' "$root/docs/man/tunedeck.1" >"$tmp/environment"
