@@ -401,6 +401,23 @@ void view_cluster_snapshot(App *a)
     snprintf(s->jobs_absent, sizeof s->jobs_absent, "no scheduler in this session");
 }
 
+/* Before the first decision: jobs may have arrived and wait for GPUs (every host down, say),
+ * which "waiting for the first arrival" would hide. */
+static const char *no_decision_yet(const SchedState *st)
+{
+    static char text[64];
+    size_t queued = 0;
+    for (size_t i = 0; i < sched_job_count(st); i++) {
+        SchedJobInfo info;
+        queued += sched_job_info(st, i, &info) == 0 && info.state == SCHED_JOB_QUEUED;
+    }
+    if (!queued)
+        return "waiting for the first arrival";
+    snprintf(text, sizeof text, "%zu job%s arrived, waiting for GPUs", queued,
+             queued == 1 ? "" : "s");
+    return text;
+}
+
 void view_timeline_draw(const App *a, Rect box)
 {
     Rect r = draw_box(box, "Resizes and decisions", 0);
@@ -425,7 +442,7 @@ void view_timeline_draw(const App *a, Rect box)
                   text);
     }
     if (n == 0)
-        draw_text(r.y, r.x, r.w, ROLE_DIM, "waiting for the first arrival");
+        draw_text(r.y, r.x, r.w, ROLE_DIM, no_decision_yet(st));
 }
 
 static void cluster_draw(const App *a)

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched/catalogue.h"
+#include "core/sched/sched.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/tuner.h"
 #include "tests/support/screen.h"
@@ -15,6 +17,7 @@
 #include "tui/draw.h"
 #include "tui/keys.h"
 #include "tui/logview.h"
+#include "tui/simsched.h"
 #include "tui/trials.h"
 #include "tui/view.h"
 
@@ -946,4 +949,49 @@ Test(views, cluster_loads_scroll_stops_when_the_last_host_shows)
         free(text);
     }
     free(a);
+}
+
+/* Regression: with every node out (the live console's hosts all down) jobs arrive and wait,
+ * no decision starts one, and the pane said "waiting for the first arrival". */
+Test(views, decisions_pane_says_jobs_wait_for_gpus_when_they_arrived)
+{
+    SimSchedOptions o;
+    simsched_defaults(&o);
+    o.nodes = 2;
+    o.tick_ms = 0;
+    o.catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR;
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->ss = simsched_new(&o, &err);
+    cr_assert_not_null(a->ss, "%s", err.msg);
+    SchedState *st = simsched_state_mut(a->ss);
+    Rect box = {.y = 0, .x = 0, .h = 6, .w = 60};
+
+    erase();
+    view_timeline_draw(a, box);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "waiting for the first arrival"), "%s", text);
+    free(text);
+
+    for (int n = 0; n < 2; n++)
+        cr_assert_eq(sched_drain_node_by(st, n, SCHED_DRAIN_BACKEND, 1, &err), 0, "%s", err.msg);
+    cr_assert_geq(sched_advance(st, 3600, &err), 0, "%s", err.msg);
+    cr_assert_eq(sched_event_count(st), 0, "no job could start");
+    size_t queued = 0;
+    for (size_t i = 0; i < sched_job_count(st); i++) {
+        SchedJobInfo info;
+        queued += sched_job_info(st, i, &info) == 0 && info.state == SCHED_JOB_QUEUED;
+    }
+    cr_assert_gt(queued, 1, "jobs arrived within the hour");
+    char want[64];
+    snprintf(want, sizeof want, "%zu jobs arrived, waiting for GPUs", queued);
+    erase();
+    view_timeline_draw(a, box);
+    text = fixture_screen_text();
+    simsched_free(a->ss);
+    free(a);
+    cr_assert(strstr(text, want), "expected '%s' in:\n%s", want, text);
+    cr_assert(!strstr(text, "first arrival"), "%s", text);
+    free(text);
 }
