@@ -133,7 +133,7 @@ typedef struct {
     TrialLog *trial_log;
     int log_trial;
     int log_error_said;
-    /* Machines whose refused host key was said (n_machines; NULL until one is), and whether
+    /* Machines whose refusal (host key, login, ...) was said (n_machines; NULL until one is), and whether
      * the session stopped since no trial could run without them (session_keys.c). */
     unsigned char *key_refused_said;
     int keys_refused;
@@ -192,8 +192,9 @@ int session_trial_log_left_out(const Session *s, int trial);
 /* Why the trial log could not be written (its path, what failed, the system's reason; what
  * was written before stays), or NULL. */
 const char *session_trial_log_error(const Session *s);
-/* Whether the session stopped because no trial could run, the hosts' keys refused (unknown,
- * changed, revoked): a remote refusal, not a failed run (tune exits 4). */
+/* Whether the session stopped because no trial could run, the hosts refused for good (a key
+ * unknown, changed or revoked, a login or an identity refused, ...): a remote refusal, not a
+ * failed run (tune exits 4). */
 int session_keys_refused(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path), and
  * releases the Slurm allocation the session made (a `slurm_allocation_released` line),

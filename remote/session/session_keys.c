@@ -1,25 +1,32 @@
-/* Hosts whose key the pool refused (unknown, changed, revoked): no trial of the session
- * reaches them again, since each would fail the same way and spend the budget. Their machines
- * are left out of the optimizer's schedules, each said once; once no trial can run (the single
- * launcher's host refused, or every machine's) the session stops. */
+/* Hosts the pool refused for good (a host key unknown, changed or revoked; a login or an
+ * identity refused; a configuration, proxy or algorithm it will not use): each is refused
+ * again at every attempt until a file is fixed, so no trial of the session reaches it again,
+ * since each would fail the same way and spend the budget. Their machines are left out of the
+ * optimizer's schedules, each said once; once no trial can run (the single launcher's host
+ * refused, or every machine's) the session stops. A host down for a passing reason (connection
+ * refused, timeout) is not refused: its trials still try it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "remote/session/session_priv.h"
 
-/* Whether machine m's host is down for its host key: refused again at every attempt until
- * known_hosts is fixed (hostkey.c), so for the rest of the session. */
-static int key_refused(const Session *s, size_t m, HostInfo *hi)
+/* Whether machine m's host is down refused: refused again at every attempt until a file is
+ * fixed (hostkey.c, hostauth.c, hostconn.c), so for the rest of the session. */
+static int host_refused(const Session *s, size_t m, HostInfo *hi)
 {
     if (!s->pool || m >= hostpool_size(s->pool))
         return 0;
     hostpool_info(s->pool, m, hi);
-    return hi->state == HOST_DOWN &&
-           (hi->key == HOSTKEY_UNKNOWN || hi->key == HOSTKEY_CHANGED || hi->key == HOSTKEY_REVOKED);
+    return hi->refused;
 }
 
-/* Says once per machine that it is left out, with the pool's own words on its key. */
+static int key_refused(const HostInfo *hi)
+{
+    return hi->key == HOSTKEY_UNKNOWN || hi->key == HOSTKEY_CHANGED || hi->key == HOSTKEY_REVOKED;
+}
+
+/* Says once per machine that it is left out, with the pool's own words on the refusal. */
 static void say_refused(Session *s, size_t m, const HostInfo *hi)
 {
     if (!s->key_refused_said) {
@@ -42,7 +49,7 @@ int session_machine_usable(void *userdata, size_t machine)
     Session *s = userdata;
     HostInfo hi;
     /* the single launcher runs every trial on its one host: nothing to move off */
-    if (strcmp(s->launcher, "per-host") != 0 || !key_refused(s, machine, &hi))
+    if (strcmp(s->launcher, "per-host") != 0 || !host_refused(s, machine, &hi))
         return 1;
     say_refused(s, machine, &hi);
     return 0;
@@ -58,15 +65,17 @@ int session_keys_check(Session *s, char *why, size_t cap)
         single && c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
     char names[256] = "";
     size_t used = 0;
+    int keys_only = 1;
     /* per-host: while any machine is left, the optimizer's schedules were moved off the
      * refused ones (an operator's override that names one fails as it would have) */
     for (size_t m = 0; m < c->n_machines; m++) {
         HostInfo hi;
         if (single && (long)m != launch)
             continue;
-        if (!key_refused(s, m, &hi))
+        if (!host_refused(s, m, &hi))
             return 0;
         say_refused(s, m, &hi);
+        keys_only = keys_only && key_refused(&hi);
         int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
                          c->machines[m].name);
         used = n < 0 || (size_t)n >= sizeof names - used ? sizeof names - 1 : used + (size_t)n;
@@ -75,11 +84,13 @@ int session_keys_check(Session *s, char *why, size_t cap)
         return 0;
     s->keys_refused = 1;
     const char *id = s->journal_open ? tune_journal_id(s->journal) : "";
+    int several = strchr(names, ',') != NULL;
+    /* the files to fix are those each refusal named: known_hosts, an identity, a config */
     snprintf(why, cap,
-             "the host key of %s is refused (said above), and no trial can run without %s: fix "
-             "known_hosts as said%s%s",
-             names, strchr(names, ',') ? "them" : "it",
-             id[0] ? ", then tunedeck tune --resume " : "", id);
+             "%s%s %s refused (said above), and no trial can run without %s: fix the files as "
+             "said above%s%s",
+             keys_only ? "the host key of " : "", names, several && !keys_only ? "are" : "is",
+             several ? "them" : "it", id[0] ? ", then tunedeck tune --resume " : "", id);
     return -1;
 }
 

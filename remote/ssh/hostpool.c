@@ -244,6 +244,7 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                               : h->conf.port > 0 ? h->conf.port
                                                  : 22,
                       .last_error = h->last_error,
+                      .refused = h->state == HOST_DOWN && h->refused,
                       .warning = h->warning,
                       .handshake_ms = h->handshake_ms,
                       .connects = h->connects,

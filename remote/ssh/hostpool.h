@@ -61,6 +61,10 @@ typedef struct {
                               * host) and its port: known_hosts records a key for these */
     int port;
     const char *last_error;  /* "" when none */
+    int refused;             /* down, and the last attempt refused (host key, login,
+                              * identity, configuration, algorithms): refused again until a
+                              * file is fixed, so never retried by itself; 0 for a transient
+                              * failure (connection refused, timeout, lost) */
     const char *warning;     /* "" when none: a default identity left unused, and why */
     double handshake_ms;     /* connect() to authenticated, last success; < 0 never */
     int connects, drops;     /* successful connections; ready sessions lost */

@@ -166,3 +166,62 @@ Test(session_keys, a_session_whose_every_host_is_refused_stops_as_soon_as_it_kno
     cr_assert_eq(said_count("h2 is left out"), 1);
     session_free(s);
 }
+
+/* The login refused (the identity is not in the server's authorized_keys, and it offers no
+ * password): refused again at every attempt until a file is fixed, as a host key is. Regression:
+ * only a host key was left out, so such a host cost one unreachable trial every time. */
+Test(session_keys, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_that_met_it)
+{
+    write_known_hosts(1, 1);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, ": > %s/authorized_keys", second.dir);
+    sh_ok(cmd);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session(s, &err), 0, "%s", err.msg);
+    const Tuner *t = s->tuner;
+    cr_assert_eq(tuner_n_trials(t), 4);
+    size_t met = 0;
+    while (met < 4 && tuner_trial(t, met)->obs->status != TRIAL_UNREACHABLE)
+        met++;
+    cr_assert_lt(met, 4, "no trial met h2's refusal");
+    cr_assert(strstr(tuner_trial(t, met)->obs->reason, "authentication failed"), "%s",
+              tuner_trial(t, met)->obs->reason);
+    for (size_t i = met + 1; i < 4; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_not(r->suggestion.schedule->worker[1] || r->suggestion.schedule->ps[1],
+                      "trial %zu uses h2", i + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+    }
+    cr_assert_eq(said_count("h2 is left out of the trials from now on: authentication failed"), 1);
+    cr_assert_eq(said_count("h1 is left out"), 0);
+    cr_assert_not(session_keys_refused(s));
+    session_free(s);
+}
+
+Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon_as_it_knows)
+{
+    write_known_hosts(1, 1);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, ": > %s/authorized_keys; : > %s/authorized_keys", first.dir,
+             second.dir);
+    sh_ok(cmd);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session(s, &err), -1);
+    cr_assert(strstr(err.msg, "h1, h2 are refused (said above), and no trial can run without "
+                              "them: fix the files as said above, then tunedeck tune --resume "),
+              "%s", err.msg);
+    cr_assert(session_keys_refused(s));
+    const Tuner *t = s->tuner;
+    size_t n = tuner_n_trials(t);
+    cr_assert(n >= 2 && n <= 3, "%zu trials: each refusal costs at most the trial that met it", n);
+    for (size_t i = 0; i + 1 < n; i++)
+        cr_assert_eq(tuner_trial(t, i)->obs->status, TRIAL_UNREACHABLE);
+    const Observation *last = tuner_trial(t, n - 1)->obs;
+    cr_assert_eq(last->status, TRIAL_CANCELLED);
+    cr_assert(strstr(last->reason, "not launched: h1, h2 are refused"), "%s", last->reason);
+    cr_assert_eq(said_count("h1 is left out of the trials from now on: authentication failed"), 1);
+    cr_assert_eq(said_count("h2 is left out of the trials from now on: authentication failed"), 1);
+    session_free(s);
+}
