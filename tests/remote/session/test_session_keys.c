@@ -225,3 +225,23 @@ Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon
     cr_assert_eq(said_count("h2 is left out of the trials from now on: authentication failed"), 1);
     session_free(s);
 }
+
+/* A host down for a passing reason (its sshd stopped: connection refused) is not refused for
+ * good: nothing is said and the session goes on trying it, as it did. */
+Test(session_keys, a_host_whose_connection_is_refused_is_not_left_out)
+{
+    write_known_hosts(1, 1);
+    sshd_fixture_pause(&second);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session(s, &err), 0, "%s", err.msg);
+    const Tuner *t = s->tuner;
+    cr_assert_eq(tuner_n_trials(t), 4);
+    size_t met = 0;
+    while (met < 4 && tuner_trial(t, met)->obs->status != TRIAL_UNREACHABLE)
+        met++;
+    cr_assert_lt(met, 4, "no trial met h2 down");
+    cr_assert_eq(said_count("left out"), 0);
+    cr_assert_not(session_keys_refused(s));
+    session_free(s);
+}
