@@ -100,15 +100,46 @@ def _check_machines(schedule):
     return machines
 
 
+class _KeyTwice(Exception):
+    """Raised by _no_key_twice: some object holds a key twice; _key_twice_path finds which."""
+
+
 def _no_key_twice(pairs):
     """A JSON object whose key appears twice is refused, as tunedeck refuses it in every
     file it reads (docs/formats.md): json.loads would keep the last copy without a word."""
     seen = {}
     for key, value in pairs:
         if key in seen:
-            raise ScheduleError("schedule: key %s appears twice in one object" % json.dumps(key))
+            raise _KeyTwice()
         seen[key] = value
     return seen
+
+
+class _Pairs(list):
+    """An object's members as the text gave them, copies of a key kept."""
+
+
+def _key_twice_path(text):
+    """(path, key) of the first object, in document order, that holds a key twice: the path
+    as tunedeck writes it (machines[0].devices[1], "" for the top object). json.loads's hook
+    sees an object without knowing where it is, so the text is read again keeping every
+    member, and walked from the top -- only for a refusal. A loop, not recursion: the text
+    may be nested as deep as json.loads allows."""
+    stack = [(json.loads(text, object_pairs_hook=_Pairs), "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Pairs):
+            keys = [k for k, _ in value]
+            for i, key in enumerate(keys):
+                if key in keys[:i]:
+                    return path, key
+            steps = [(v, "%s.%s" % (path, k) if path else k) for k, v in value]
+        elif isinstance(value, list):
+            steps = [(v, "%s[%d]" % (path, i)) for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed(steps))
+    return "", ""  # not reached: the hook found one
 
 
 def ranks(schedule):
@@ -319,7 +350,13 @@ class Trial:
             if not text.strip():
                 raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
                                     "docs/formats.md), found nothing" % where)
-            schedule = json.loads(text, object_pairs_hook=_no_key_twice)
+            try:
+                schedule = json.loads(text, object_pairs_hook=_no_key_twice)
+            except _KeyTwice:
+                path, key = _key_twice_path(text)
+                raise ScheduleError("schedule (%s): %skey %s appears twice; expected each key "
+                                    "once per object"
+                                    % (where, path + ": " if path else "", json.dumps(key)))
         except ScheduleError:
             raise
         except OSError as e:  # a missing file, a directory, no permission: one line, named

@@ -258,10 +258,27 @@ class Load(unittest.TestCase):
         with self.assertRaisesRegex(tunedeck_trial.ScheduleError, r"field 'job.warmup'"):
             tunedeck_trial.Trial(s, env={}, out=io.StringIO())
 
-    def test_a_key_twice_in_the_schedule_is_refused(self):
+    def test_a_key_twice_in_the_schedule_is_refused_naming_the_source_and_path(self):
+        # Regression: "schedule: key "inputs" appears twice in one object" named neither the
+        # file nor the object, unlike tunedeck's own readers (docs/formats.md).
         text = json.dumps(SCHEDULE).replace('"batch": 32', '"batch": 32, "batch": 64')
         with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
-                                    'key "batch" appears twice'):
+                                    r'^schedule \(the file\): job: key "batch" appears twice; '
+                                    r'expected each key once per object$'):
+            tunedeck_trial.Trial.load(io.StringIO(text), env={})
+        text = json.dumps(SCHEDULE).replace('{"id": "gpu0", "inputs": 10}',
+                                            '{"id": "gpu0", "inputs": 10, "inputs": 9}')
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "s.json")
+            with open(path, "w") as f:
+                f.write(text)
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                        r'^schedule \(%s\): machines\[2\]\.devices\[1\]: key '
+                                        r'"inputs" appears twice' % re.escape(path)):
+                tunedeck_trial.Trial.load(path, env={})
+        text = '{"trial": 1, "trial": 2}'
+        with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                    r'^schedule \(the file\): key "trial" appears twice'):
             tunedeck_trial.Trial.load(io.StringIO(text), env={})
 
     def test_a_terminal_on_stdin_is_refused_at_once(self):
