@@ -294,6 +294,15 @@ class Trial:
             self.role = "worker" if m.get("worker") else ("ps" if m.get("ps") else "idle")
         else:
             self.role = "worker"
+        # The devices this process computes on, with the schedule's inputs: a rank's own, or
+        # (one process per machine, which starts its own ranks) its machine's loaded ones.
+        if rank is not None:
+            self.devices = [(self.device, self.local_batch)]
+        elif self.machine:
+            self.devices = [(d["id"], int(d["inputs"])) for d in by_name[self.machine]["devices"]
+                            if int(d["inputs"]) > 0]
+        else:
+            self.devices = []
         self._times = []
 
     def _as_rank(self, rank, world, env):
@@ -374,19 +383,40 @@ class Trial:
     def _emit(self, obj):
         write_line(obj, self._out)
 
-    def iteration(self, it, time_s, comm_s=None, compute_s=None):
+    def _device_times(self, compute_s, devices_s):
+        """This process's devices as the schedule gives them, each with its time: from
+        devices_s ({id: seconds}), else compute_s when there is one device. Several devices
+        without devices_s are left out: the machine's compute_s is their slowest, and given
+        as each one's time it would tell the structured optimizer that the fast ones are as
+        slow, and that the machine adds nothing to its slowest device."""
+        if devices_s is None:
+            if len(self.devices) != 1:
+                return None
+            devices_s = {self.devices[0][0]: compute_s}
+        ids = [d for d, _ in self.devices]
+        for d in devices_s:
+            if d not in ids:
+                raise ValueError("iteration: devices_s: device %r is not one of %s's devices "
+                                 "with inputs (%s)" % (d, self.machine or "this process",
+                                                       ", ".join(ids) or "none"))
+        return [{"id": d, "inputs": n, "time_s": float(devices_s[d])}
+                for d, n in self.devices if d in devices_s]
+
+    def iteration(self, it, time_s, comm_s=None, compute_s=None, devices_s=None):
         """Reports iteration `it` (from 1): its wall time, and optionally the part spent
-        communicating and computing (compute_s defaults to time_s - comm_s)."""
+        communicating and computing (compute_s defaults to time_s - comm_s). One process for a
+        machine with several loaded devices gives their times as devices_s, {id: seconds}."""
         if compute_s is None:
             compute_s = max(time_s - (comm_s or 0.0), 0.0)
         ev = {"event": "iteration", "iter": _whole(it), "time_s": float(time_s)}
         if comm_s is not None:
             ev["comm_s"] = float(comm_s)
+        devices = self._device_times(compute_s, devices_s)
         if self.machine:
-            dev = []
-            if self.device:
-                dev = [{"id": self.device, "inputs": self.local_batch, "time_s": compute_s}]
-            ev["machines"] = [{"name": self.machine, "compute_s": compute_s, "devices": dev}]
+            m = {"name": self.machine, "compute_s": compute_s}
+            if devices is not None:
+                m["devices"] = devices
+            ev["machines"] = [m]
         if it > self.warmup:
             self._times.append(float(time_s))
         self._emit(ev)

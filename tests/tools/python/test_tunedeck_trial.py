@@ -96,6 +96,29 @@ class Lines(unittest.TestCase):
             {"id": "gpu0", "inputs": 17, "time_s": 0.4}]}])
         self.assertEqual(ev[-1], {"event": "done", "time_s": 0.2})  # warm-up 1 left out
 
+    def test_one_process_per_machine_reports_its_machines_devices(self):
+        # Regression: the process of a machine (per-host, starting its own ranks) wrote
+        # "devices": [] whatever the schedule gave its machine.
+        out = io.StringIO()
+        one = tunedeck_trial.Trial(SCHEDULE, env={"TUNEDECK_MACHINE": "h2"}, out=out)
+        one.iteration(1, 0.5, comm_s=0.1)
+        self.assertEqual(lines(out)[0]["machines"], [{"name": "h2", "compute_s": 0.4,
+                                                      "devices": [{"id": "gpu0", "inputs": 10,
+                                                                   "time_s": 0.4}]}])
+        out = io.StringIO()
+        two = tunedeck_trial.Trial(SCHEDULE, env={"TUNEDECK_MACHINE": "h1"}, out=out)
+        two.iteration(1, 0.5, comm_s=0.1, devices_s={"gpu0": 0.4, "cpu": 0.25})
+        # the machine's compute is not each device's time: without their own, none is given
+        two.iteration(2, 0.5, comm_s=0.1)
+        ev = lines(out)
+        self.assertEqual(ev[0]["machines"], [{"name": "h1", "compute_s": 0.4, "devices": [
+            {"id": "cpu", "inputs": 5, "time_s": 0.25}, {"id": "gpu0", "inputs": 17,
+                                                         "time_s": 0.4}]}])
+        self.assertEqual(ev[1]["machines"], [{"name": "h1", "compute_s": 0.4}])
+        with self.assertRaisesRegex(ValueError, r"^iteration: devices_s: device 'gpu1' is not "
+                                                r"one of h1's devices with inputs \(cpu, gpu0\)"):
+            two.iteration(3, 0.5, devices_s={"gpu1": 0.4})
+
     def test_a_step_or_iteration_that_is_not_whole_is_written_as_given(self):
         # Regression: int() made step 1.5 a progress line of step 1, and iteration 2.5 one of
         # iteration 2, which tunedeck took; written as given, tunedeck refuses the field by
