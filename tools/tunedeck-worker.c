@@ -354,7 +354,7 @@ int main(int argc, char **argv)
         a.train.log = log_refusal;
         if (trainjob_run(&a.train, &err) < 0) {
             fprintf(stderr, "tunedeck-worker: %s\n", err.msg);
-            return 1;
+            return exitcode_for(&err, EXIT_FAILED); /* a --resume file missing or bad: 3 */
         }
         return 0;
     }

@@ -363,10 +363,19 @@ if "$W" --all-local --slowdown nosuch=2 < "$TMP/sched.json" > "$TMP/bad.out" 2>&
     fail "unknown --slowdown machine accepted"
 fi
 grep -q "nosuch" "$TMP/bad.out" || fail "--slowdown: no reason given"
+# A --resume file that is missing, a folder, corrupt or of another network is a bad input file:
+# exit 3, as for every other input (a missing one exited 1, the code of a job that failed).
+rc=0; "$W" --job --gpus 1 --resume "$TMP/no-such.ckpt" --steps 1 > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -qF "$TMP/no-such.ckpt: cannot open checkpoint: No such file" "$TMP/bad.out" ||
+    fail "--resume of a missing file: exit $rc, expected 3: $(cat "$TMP/bad.out")"
+rc=0; "$W" --job --gpus 1 --resume "$TMP" --steps 1 > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail "--resume of a folder: exit $rc, expected 3: $(cat "$TMP/bad.out")"
+rc=0; "$W" --job --gpus 1 --model-mb 2 --resume "$CK" --steps 1 > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -q "is not the one --model-mb 2 makes" "$TMP/bad.out" ||
+    fail "--resume of another network: exit $rc, expected 3: $(cat "$TMP/bad.out")"
 printf 'garbage' >> "$CK"
-if "$W" --job --gpus 1 --resume "$CK" --steps 1 > "$TMP/bad.out" 2>&1; then
-    fail "corrupt checkpoint accepted"
-fi
+rc=0; "$W" --job --gpus 1 --resume "$CK" --steps 1 > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail "corrupt checkpoint: exit $rc, expected 3: $(cat "$TMP/bad.out")"
 grep -q "checksum" "$TMP/bad.out" || fail "corrupt checkpoint: no reason given"
 # A list flag names the element it refuses (--gpus 1,x once ran 2 workers); --gpus takes no
 # list (it once read '3' from {gpu_ids} as 3 workers and refused '0'), nor both flags at once.

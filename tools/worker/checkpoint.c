@@ -109,7 +109,8 @@ int checkpoint_check_writable(const char *path, Error *err)
     return 0;
 }
 
-int checkpoint_load(const char *path, Checkpoint *c, Error *err)
+/* checkpoint_load's reading; *no_memory says a failure was this process's, not the file's. */
+static int load(const char *path, Checkpoint *c, int *no_memory, Error *err)
 {
     memset(c, 0, sizeof *c);
     FILE *f = fopen(path, "rb");
@@ -132,7 +133,12 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
                          HEADER_BYTES + 4, len);
     }
     unsigned char *buf = malloc((size_t)len);
-    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    if (!buf) {
+        fclose(f);
+        *no_memory = 1;
+        return error_no_memory(err, "%s: %ld bytes", path, len);
+    }
+    if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
         free(buf);
         fclose(f);
         return error_set(err, "%s: cannot read %ld bytes", path, len);
@@ -185,6 +191,7 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
     }
     c->params = malloc(c->net.n_params * sizeof(double));
     if (!c->params) {
+        *no_memory = 1;
         error_set(err, "%s: out of memory", path);
         goto out;
     }
@@ -194,6 +201,17 @@ int checkpoint_load(const char *path, Checkpoint *c, Error *err)
 out:
     free(buf);
     return rc;
+}
+
+/* A checkpoint that is missing, unreadable or not one is a bad input file (exit 3), as every
+ * other file tunedeck reads: `--resume FILE` of a missing FILE exited 1, the code of a job that
+ * ran and failed. */
+int checkpoint_load(const char *path, Checkpoint *c, Error *err)
+{
+    int no_memory = 0;
+    if (load(path, c, &no_memory, err) == 0)
+        return 0;
+    return no_memory ? -1 : error_mark(err, ERROR_INPUT);
 }
 
 void checkpoint_clear(Checkpoint *c)

@@ -139,6 +139,7 @@ int trainjob_run(const TrainJobOptions *o, Error *err)
                       "%s: the checkpoint's network (%zu parameters) is not the one "
                       "--model-mb %g makes (%zu parameters)",
                       resume, ck.net.n_params, o->model_mb, plan.net.n_params);
+            error_mark(err, ERROR_INPUT); /* the file does not fit this job: bad input */
             goto out;
         }
         fprintf(stderr,

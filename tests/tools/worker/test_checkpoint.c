@@ -73,6 +73,7 @@ static void corrupt_and_expect(long at, int truncate_to, const char *frag)
     cr_assert_null(back.params);
     cr_assert(strstr(e.msg, path), "message '%s' does not name the file", e.msg);
     cr_assert(strstr(e.msg, frag), "message '%s' lacks '%s'", e.msg, frag);
+    cr_assert_eq(e.kind, ERROR_INPUT, "a corrupt checkpoint is not bad input: '%s'", e.msg);
     checkpoint_clear(&c);
     unlink(path);
 }
@@ -99,6 +100,9 @@ Test(checkpoint, a_missing_file_is_refused)
     Error e;
     cr_assert_eq(checkpoint_load("/nonexistent/ckpt", &back, &e), -1);
     cr_assert(strstr(e.msg, "/nonexistent/ckpt"));
+    /* Regression: --resume of a missing file exited 1 (a job that ran and failed), every
+     * other missing input file 3 (bad input). */
+    cr_assert_eq(e.kind, ERROR_INPUT);
 }
 
 /* Regression: --resume DIR said "expected a checkpoint of at least 132 bytes, found
@@ -109,6 +113,7 @@ Test(checkpoint, a_directory_is_refused_as_one)
     Error e;
     cr_assert_eq(checkpoint_load("/tmp", &back, &e), -1);
     cr_assert_str_eq(e.msg, "/tmp: cannot read checkpoint: Is a directory");
+    cr_assert_eq(e.kind, ERROR_INPUT);
 }
 
 /* Regression: a job whose --checkpoint could not be written (an empty path, a folder that is
