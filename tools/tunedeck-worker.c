@@ -205,6 +205,9 @@ static int parse_args(int argc, char **argv, Args *a)
         if (parse_long("$TUNEDECK_PS_PORT_BASE", env_base, 1, 65000, &v) < 0)
             return EXIT_USAGE;
         t->port_base = (int)v;
+        t->port_base_from = "$TUNEDECK_PS_PORT_BASE";
+    } else {
+        t->port_base_from = "the default port base";
     }
     int c;
     opterr = 0;
@@ -240,6 +243,7 @@ static int parse_args(int argc, char **argv, Args *a)
             if (parse_long("--port-base", optarg, 1, 65000, &v) < 0)
                 return EXIT_USAGE;
             t->port_base = (int)v;
+            t->port_base_from = "--port-base";
             break;
         case 'T':
             if (parse_double("--connect-timeout", optarg, 0.1, 86400, &t->connect_timeout_s) < 0)

@@ -359,6 +359,26 @@ rc=0; TUNEDECK_MACHINE= "$W" --machine nosuch --port-base "$base" < "$TMP/sched-
 rc=0; TUNEDECK_MACHINE=nosuch "$W" --port-base "$base" < "$TMP/sched-secret.json" > "$TMP/bad.out" 2>&1 || rc=$?
 [ "$rc" = 3 ] && grep -q "\$TUNEDECK_MACHINE: expected a machine of the schedule (loop-0, loop-1, loop-2), found 'nosuch'" "$TMP/bad.out" ||
     fail "TUNEDECK_MACHINE=nosuch: exit $rc: $(cat "$TMP/bad.out")"
+# Machine i's shard listens on BASE + i: a schedule of 600 machines at --port-base 65000 needs
+# ports past 65535. Refused before any shard listens, naming the flag, the count and the limit
+# (it went on, and the shards past the limit failed only once the others had started).
+$PY - "$TMP/sched-secret.json" > "$TMP/huge.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for i in range(3, 600):
+    s["machines"].append({"name": "loop-%d" % i, "host": "127.0.0.1", "type": "loop.small",
+                          "worker": False, "ps": False, "devices": [{"id": "cpu", "inputs": 0}]})
+print(json.dumps(s))
+PYEOF
+rc=0; TUNEDECK_MACHINE=loop-0 "$W" --port-base 65000 --connect-timeout 1 < "$TMP/huge.json" \
+    > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -qF -- "--port-base 65000: the schedule's 600 machines need shard ports 65000 to 65599, past the limit 65535; expected a port base of at most 64936" "$TMP/bad.out" ||
+    fail "--port-base past 65535: exit $rc, expected 3: $(cat "$TMP/bad.out")"
+grep -q '"event":"iteration"' "$TMP/bad.out" && fail "--port-base past 65535: the trial ran"
+rc=0; TUNEDECK_PS_PORT_BASE=65000 TUNEDECK_MACHINE=loop-1 "$W" --connect-timeout 1 \
+    < "$TMP/huge.json" > "$TMP/bad.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] && grep -qF '$TUNEDECK_PS_PORT_BASE 65000: the schedule'"'"'s 600 machines' "$TMP/bad.out" ||
+    fail "\$TUNEDECK_PS_PORT_BASE past 65535: exit $rc, expected 3: $(cat "$TMP/bad.out")"
 if "$W" --all-local --slowdown nosuch=2 < "$TMP/sched.json" > "$TMP/bad.out" 2>&1; then
     fail "unknown --slowdown machine accepted"
 fi

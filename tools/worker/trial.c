@@ -12,6 +12,8 @@
 #include "tools/worker/trial_local.h"
 #include "tools/worker/trial_secret.h"
 
+enum { PORT_MAX = 65535 };
+
 /* The parsed schedule is needed only until the secret is taken (the Schedule and Cluster
  * copy what they keep); its "ps_secret" is wiped before its memory goes back to the heap. */
 static void drop_json(cJSON **root)
@@ -19,6 +21,23 @@ static void drop_json(cJSON **root)
     trial_secret_wipe_json(*root);
     cJSON_Delete(*root);
     *root = NULL;
+}
+
+/* Per-host, machine i's shard listens on port_base + i: every machine's port must exist, or
+ * the shards past 65535 fail to listen (or wrap, by the kernel's 16 bits, onto a low port)
+ * only after the others have started. Every machine is counted, not only this trial's PS
+ * machines, so that a cluster either fits its base or is refused at its first trial. */
+static int check_port_range(const TrialOptions *o, const Cluster *c, Error *err)
+{
+    long last = (long)o->port_base + (long)c->n_machines - 1;
+    if (last <= PORT_MAX)
+        return 0;
+    error_set(err,
+              "%s %d: the schedule's %zu machines need shard ports %d to %ld, past the limit "
+              "%d; expected a port base of at most %ld",
+              o->port_base_from ? o->port_base_from : "--port-base", o->port_base, c->n_machines,
+              o->port_base, last, PORT_MAX, PORT_MAX - (long)c->n_machines + 1);
+    return error_mark(err, ERROR_INPUT);
 }
 
 int trial_run(const TrialOptions *o, char *text, size_t len, const char *source, Error *err)
@@ -41,6 +60,8 @@ int trial_run(const TrialOptions *o, char *text, size_t len, const char *source,
         goto out;
     }
     int one_machine = o->machine && o->machine[0];
+    if (!o->all_local && one_machine && check_port_range(o, c, err) < 0)
+        goto out;
     if (trial_secret_take(root, source, o->all_local || !one_machine, secret, err) < 0)
         goto out;
     drop_json(&root);

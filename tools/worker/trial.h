@@ -11,10 +11,11 @@
 #include "tools/worker/slowdown.h"
 
 typedef struct {
-    int all_local;            /* play every machine here */
-    const char *machine;      /* else the machine this process plays; NULL or "" = none said */
-    const char *machine_from; /* where machine came from, for messages: "--machine" */
-    int port_base;            /* a machine's PS shard listens on port_base + its index */
+    int all_local;              /* play every machine here */
+    const char *machine;        /* else the machine this process plays; NULL or "" = none said */
+    const char *machine_from;   /* where machine came from, for messages: "--machine" */
+    int port_base;              /* a machine's PS shard listens on port_base + its index */
+    const char *port_base_from; /* where port_base came from, for messages: "--port-base" */
     double connect_timeout_s;
     const SlowdownSpec *slow; /* kept, not copied */
     size_t n_slow;
