@@ -40,6 +40,40 @@ static int read_devices(const cJSON *m, const char *ctx, MachineType *t, DeviceS
     return 0;
 }
 
+/* "cpu, gpu0": the ids of n devices, cut with "..." past cap. */
+static void device_ids(const DeviceSpec *devs, size_t n, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    for (size_t d = 0; d < n; d++) {
+        int k = snprintf(out + len, cap - len, "%s%s", d ? ", " : "", devs[d].id);
+        if (k < 0 || (size_t)k >= cap - len) {
+            snprintf(out + cap - 4, 4, "...");
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+/* A machine whose devices are not those of the first machine of its type: the type is one
+ * model of machine (its devices are measured and fitted as one class), so both are named,
+ * with the devices each lists. */
+static int devices_differ(const Cluster *c, size_t ti, const char *ctx, const char *name,
+                          const DeviceSpec *devs, size_t n, Error *err)
+{
+    size_t first = 0;
+    while (first < c->n_machines && c->machines[first].type != ti)
+        first++;
+    const MachineType *have = &c->types[ti];
+    char want[160], found[160];
+    device_ids(have->devices, have->n_devices, want, sizeof want);
+    device_ids(devs, n, found, sizeof found);
+    return error_set(err,
+                     "%s: field 'devices': expected machine '%s' to list the devices of type "
+                     "'%s' as machines[%zu] '%s' does (%s), in that order, found (%s)",
+                     ctx, name, have->name, first, c->machines[first].name, want, found);
+}
+
 Cluster *schedule_cluster_from_json(const cJSON *root, const char *source, Error *err)
 {
     if (!cJSON_IsObject(root)) {
@@ -94,10 +128,7 @@ Cluster *schedule_cluster_from_json(const cJSON *root, const char *source, Error
             for (size_t d = 0; same && d < t.n_devices; d++)
                 same = strcmp(have->devices[d].id, devs[d].id) == 0;
             if (!same) {
-                error_set(err,
-                          "%s: field 'devices': expected the devices of the other %s "
-                          "machines, in the same order",
-                          ctx, type);
+                devices_differ(c, (size_t)ti, ctx, name, devs, t.n_devices, err);
                 goto fail;
             }
         }

@@ -77,5 +77,5 @@ Test(schedule_cluster, bad_machines_are_refused_with_the_field_named)
            "appears twice");
     reject("{\"machines\": [{\"name\": \"a\", \"type\": \"t\", \"devices\": [{\"id\": \"cpu\"}]},"
            " {\"name\": \"b\", \"type\": \"t\", \"devices\": [{\"id\": \"gpu0\"}]}]}",
-           "same order");
+           "machines[1]: field 'devices': expected machine 'b'");
 }
