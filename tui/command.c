@@ -8,6 +8,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/decimal.h"
+#include "core/base/plural.h"
 #include "tui/command.h"
 #include "tui/theme.h"
 
@@ -130,6 +131,20 @@ static int job_unchanged(App *a, const SchedJobInfo *j, const char *word)
     return 1;
 }
 
+/* `pin` at the count the job is pinned at already, or `pin JOB 0` of a job not pinned: said,
+ * and nothing done, rather than "applied" (a second `pin` to check it took said so too). */
+static int pin_unchanged(App *a, const SchedJobInfo *j, int gpus)
+{
+    if (gpus > 0 && j->pinned_gpus == gpus)
+        app_message(a, 1, ":pin: %s is already pinned at %d GPU%s (nothing done)", j->name, gpus,
+                    plural_s(gpus));
+    else if (gpus == 0 && j->pinned_gpus == 0)
+        app_message(a, 1, ":pin: %s is not pinned (nothing done)", j->name);
+    else
+        return 0;
+    return 1;
+}
+
 /* Scheduler overrides: `pause JOB`, `resume JOB`, `pin JOB GPUS`, `drain NODE`, `undrain NODE`;
  * applied at the next decision (the scheduler's rule) and logged. */
 static int sched_command(App *a, const char *word, const char *arg)
@@ -192,6 +207,8 @@ static int sched_command(App *a, const char *word, const char *arg)
                 app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
                 return -1;
             }
+            if (pin_unchanged(a, &info, (int)n))
+                return -1;
             rc = sched_pin(st, (size_t)job, (int)n, &err);
         } else {
             rc = sched_pause(st, (size_t)job, word[0] == 'p', &err);

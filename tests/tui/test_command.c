@@ -259,6 +259,24 @@ Test(command_sched, pin_of_a_job_not_arrived_says_it_holds_from_its_arrival)
     cr_assert_eq(info.pinned_gpus, 2);
 }
 
+/* Regression: a second `:pin` at the same count said "applied at the next scheduling
+ * decision" though nothing changed; so did unpinning a job not pinned. */
+Test(command_sched, pin_at_the_count_already_pinned_or_unpin_of_a_job_not_pinned_is_refused)
+{
+    cr_assert_eq(command_run(sa, "pin resnet110-0 0"), -1);
+    cr_assert(sa->message_bad);
+    cr_assert_str_eq(sa->message, ":pin: resnet110-0 is not pinned (nothing done)");
+    cr_assert_eq(command_run(sa, "pin resnet110-0 2"), 0, "%s", sa->message);
+    cr_assert_eq(command_run(sa, "pin resnet110-0 2"), -1);
+    cr_assert(sa->message_bad);
+    cr_assert_str_eq(sa->message, ":pin: resnet110-0 is already pinned at 2 GPUs (nothing done)");
+    cr_assert_eq(command_run(sa, "pin resnet110-0 1"), 0, "%s", sa->message);
+    cr_assert_eq(command_run(sa, "pin resnet110-0 1"), -1);
+    cr_assert_str_eq(sa->message, ":pin: resnet110-0 is already pinned at 1 GPU (nothing done)");
+    cr_assert_eq(command_run(sa, "pin resnet110-0 0"), 0, "%s", sa->message);
+    cr_assert_not(sa->message_bad, "%s", sa->message);
+}
+
 /* An override of a job that runs no more, and a resume of a job not paused, are said and
  * refused, not "applied". */
 Test(command_sched, overrides_of_a_finished_job_or_a_resume_not_paused_are_refused)
