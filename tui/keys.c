@@ -12,9 +12,12 @@ const KeyHelp HELP_KEYS[] = {
     {"global", ":",
      "command: budget N, unqueue N, converge on|off, pause, resume, quit[!], plot STYLE, sort "
      "COLUMN, filter TEXT, theme NAME;"},
+    /* The Slurm part (its commands ask y/n first, as their prompt ends) is one row at 80
+     * columns, where a row hung under the first holds 45: "(asks)" made it two. After the
+     * drains, its row at 80 begins there; a row of its own would cost 100x30 its last row. */
     {"global", "",
-     "  scheduler: pin JOB GPUS, pause/resume JOB, (un)drain NODE, policy NAME; Slurm: drain "
-     "NODE [REASON], undrain NODE (asks)"},
+     "  scheduler: pin JOB GPUS, pause/resume JOB, policy NAME, (un)drain NODE; Slurm y/n: "
+     "drain NODE [REASON], undrain NODE"},
     {"global", "/ F3", "filter the trial table (Enter keeps, Esc or Ctrl-C clears)"},
     {"global", "Space", "pause / resume tuning and the simulated scheduler"},
     {"global", "q F10 Ctrl-C", "quit (q asks if a trial runs; Ctrl-C, no prompt: exit 130)"},

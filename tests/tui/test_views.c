@@ -299,6 +299,27 @@ Test(views, help_overlay_keeps_each_command_of_the_colon_entry_on_one_row)
     }
 }
 
+/* Regression: the scheduler entry's Slurm part ("Slurm: drain NODE [REASON], undrain NODE
+ * (asks)") took two rows at 80 columns. It is one row from 80 to 89 columns and where the box
+ * is full width (96 on); at 90-94 a row breaks after "; " only in its second half, and the
+ * drains' row ends before "undrain NODE". */
+Test(views, help_overlay_keeps_the_slurm_commands_on_one_row)
+{
+    const char *slurm = NULL;
+    for (size_t i = 0; i < HELP_KEYS_COUNT && !slurm; i++)
+        slurm = strstr(HELP_KEYS[i].what, "Slurm");
+    cr_assert_not_null(slurm);
+    for (int cols = 80; cols <= 140; cols += cols == 89 ? 7 : 1) {
+        resizeterm(24, cols);
+        erase();
+        keys_draw_help(cols, 24, 0, NULL);
+        char *text = fixture_screen_text();
+        cr_assert(strstr(text, slurm), "%d columns: '%s' is not whole on one row: %s", cols, slurm,
+                  text);
+        free(text);
+    }
+}
+
 /* Keys config.json moved are named in the title: the table under it lists the defaults. */
 Test(views, help_overlay_names_rebound_keys)
 {
