@@ -69,6 +69,9 @@ wait_for main '^.a  resnet110-0 '
 tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 Enter
 wait_for main 'pin resnet110-0 2: applied at the next scheduling decision'
 wait_for main 'resnet110-0 +2\* ' 20
+# the same pin again changes nothing and says so (it read "applied" a second time)
+tmx send-keys -t main : p i n ' ' r e s n e t 1 1 0 - 0 ' ' 2 Enter
+wait_for main ':pin: resnet110-0 is already pinned at 2 GPUs \(nothing done\)'
 tmx send-keys -t main : d r a i n ' ' n o d e 1 5 Enter
 wait_for main 'drain node15: applied at the next scheduling decision'
 # one that would change nothing says so (an undrain of a node not drained read "applied"),
