@@ -260,8 +260,11 @@ def live_rank(args):
         loss_sum, losses = loss_sum + loss, losses + 1
         now = time.perf_counter()
         # the first step of a run, then every --progress-every seconds (the mean loss of the
-        # steps since: one batch's loss is noisy), and the last
-        if rank == 0 and (t.step == resumed + 1 or stop or now - last >= args.progress_every):
+        # steps since: one batch's loss is noisy), and the last: the one a SIGTERM stops at or
+        # --total-steps (the scheduler reads the run's end from it)
+        last_step_of_run = stop or t.step == args.total_steps
+        if rank == 0 and (t.step == resumed + 1 or last_step_of_run or
+                          now - last >= args.progress_every):
             tunedeck_trial.progress(step=t.step, loss=loss_sum / losses,
                                     epoch=t.step * t.global_batch / SAMPLES,
                                     examples_per_s=(t.step - last_step) * t.global_batch

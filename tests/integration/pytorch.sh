@@ -6,10 +6,11 @@
 # its own error text, one killed without a word (SIGKILL) leads the reason before its peers'
 # lost-connection errors, and one that crashes mid-training leads it though a peer's host
 # ended first; with a third host, the hosts after the leading one are named in the order their
-# notices came; a live schedule where the job grows from 1 to 2 ranks and shrinks
-# back, its loss going on from each checkpoint (--loss-progress). One thread per rank and a
-# tiny model keep it short on 2 cores. Every process started here is stopped by the trap:
-# sshd by pid, ranks and live jobs by the run's mark on their command lines.
+# notices came; a live run by hand that ends at --total-steps with a progress line for its
+# last step, resumed at 3 ranks; a live schedule where the job grows from 1 to 2 ranks and
+# shrinks back, its loss going on from each checkpoint (--loss-progress). One thread per
+# rank and a tiny model keep it short on 2 cores. Every process started here is stopped by
+# the trap: sshd by pid, ranks and live jobs by the run's mark on their command lines.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -128,6 +129,26 @@ print("    loss %s vs %s, weight norm %s vs %s" % (a[1], b[1], a[3], b[3]))
 EOF
 then pass "3 ranks with local batches 5/17/10 train exactly as one process with 32"
 else fail "gradient equivalence"; for f in "$T"/single.out "$T"/rank*.out; do tail -5 "$f"; done; fi
+
+echo "live: a run that ends by itself"
+# --total-steps ends the run; its last step has a progress line as a SIGTERM's stop step has
+# (the scheduler takes the run's end from it): it had only the first step's, the next due
+# --progress-every seconds later. A resume at 3 ranks splits the same batch 22/21/21.
+mkdir -p "$T/byhand"
+(cd "$T/byhand" && "$PY" "$ex" --live --world 1 --resume job.ckpt --checkpoint job.ckpt \
+    --batch 64 --total-steps 3 --progress-every 1000 --tag "$mark" > a.out 2> a.err &&
+ "$PY" "$ex" --live --world 3 --resume job.ckpt --checkpoint job.ckpt \
+    --batch 64 --total-steps 5 --progress-every 1000 --tag "$mark" > b.out 2> b.err)
+if "$PY" - "$T/byhand" <<'EOF'
+import json, os, sys
+os.chdir(sys.argv[1])
+steps = lambda f: [json.loads(l)["step"] for l in open(f) if l.startswith("{")]
+assert steps("a.out") == [1, 3] and steps("b.out") == [4, 5], (steps("a.out"), steps("b.out"))
+err = open("b.err").read()
+assert "local batches [22, 21, 21], from step 3" in err and "checkpoint at step 5" in err, err
+EOF
+then pass "a run's first and last steps have progress lines; resumed at 3 ranks, it splits the batch 22/21/21"
+else fail "live by hand"; tail -n 3 "$T"/byhand/*; fi
 
 echo "tuning over sshd"
 for i in 1 2; do harness_start "$i"; done
