@@ -72,6 +72,18 @@ void jobctl_words_stderr(JobWords *w, const char *line, size_t len);
 /* The host:slots file's name, in the job's folder (the command runs there). */
 #define JOBCTL_HOSTFILE "tunedeck-hostfile"
 
+/* The wrapping shell outlives the SIGTERM sent to the job's group: it waits for the job to
+ * write its checkpoint and exits with the job's status. A SIGTERM that lands while the shell
+ * still sets the job up (its folder, lock, hostfile) must not be lost with a `trap :`: the
+ * job would start without ever seeing it and be killed stop_timeout_s later with no
+ * checkpoint. So the trap remembers it, and the check just before the job ends the shell
+ * instead (143, the status of a shell the signal killed). td_term is emptied first: a value
+ * inherited from the remote environment must not stop every job. */
+#define JOBCTL_TERM_TRAP "td_term=; trap 'td_term=1' TERM"
+#define JOBCTL_TERM_CHECK                                                                      \
+    "if [ -n \"$td_term\" ]; then echo 'tunedeck: asked to stop before the job started: not "   \
+    "started' >&2; exit 143; fi"
+
 /* One host of an allocation. */
 typedef struct {
     const char *addr;   /* its address: {hosts}, {master_addr}, the hostfile */

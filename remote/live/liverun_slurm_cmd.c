@@ -34,15 +34,16 @@ char *liveslurm_script(const char *t, const char *name, const JobAlloc *a, Error
 {
     char *b = NULL;
     size_t len = 0;
-    /* The batch shell survives `scancel --signal=TERM --full` (trap), waits for the job to
-     * write its checkpoint, and exits with its status: exit 0 makes the job COMPLETED. */
+    /* The batch shell survives `scancel --signal=TERM --full` (JOBCTL_TERM_TRAP), waits for
+     * the job to write its checkpoint, and exits with its status: exit 0 makes the job
+     * COMPLETED. A TERM before the job starts ends it there (JOBCTL_TERM_CHECK). */
     /* A copy Slurm requeued (preemption, a failed node) and started again would run the old
      * placement with the old {resume}, and its TERM could write a checkpoint older than the
      * one it resumed from: it ends at once, and tunedeck cancels and resubmits the job
      * (liveslurm_taken). No braces: they would read as a placeholder. */
     int rc = shquote_append_raw(
         &b, &len,
-        "#!/bin/sh\n# tunedeck live job\ntrap : TERM\n"
+        "#!/bin/sh\n# tunedeck live job\n" JOBCTL_TERM_TRAP "\n"
         "if [ -n \"$SLURM_RESTART_COUNT\" ] && [ \"$SLURM_RESTART_COUNT\" != 0 ]; then\n"
         "    echo \"tunedeck: Slurm requeued this job and started it again (restart "
         "$SLURM_RESTART_COUNT): not run again, tunedeck resubmits it from its checkpoint\"\n"
@@ -52,7 +53,8 @@ char *liveslurm_script(const char *t, const char *name, const JobAlloc *a, Error
     if (rc == 0)
         rc = shquote_append_raw(&b, &len,
                                 "\nexport TUNEDECK_JOB\n"
-                                "printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE "\n");
+                                "printf '%s\\n' {hostfile_text} > " JOBCTL_HOSTFILE "\n"
+                                JOBCTL_TERM_CHECK "\n");
     if (rc == 0)
         rc = shquote_append_raw(&b, &len, t);
     /* The end, said in the output file the driver reads anyway: it learns the exit status

@@ -125,11 +125,11 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
     char *b = NULL;
     size_t len = 0;
     int rc = 0; /* one failed append (out of memory) would leave a command with a part left out */
-    /* The shell survives the SIGTERM sent to the job's group (`trap : TERM`), waits for
-     * the job to write its checkpoint and exits with the job's status. */
+    /* The shell survives the SIGTERM sent to the job's group and honours one sent before
+     * the job starts (JOBCTL_TERM_TRAP). */
     /* The folder holds the job's hostfile and checkpoints: private (0700) whatever the remote
      * umask, one made before as well; the umask only in a subshell, not the job's own. */
-    rc |= shquote_append_raw(&b, &len, "trap : TERM; (umask 077 && mkdir -p ");
+    rc |= shquote_append_raw(&b, &len, JOBCTL_TERM_TRAP "; (umask 077 && mkdir -p ");
     rc |= shquote_append(&b, &len, path);
     rc |= shquote_append_raw(&b, &len, ") && chmod 700 ");
     rc |= shquote_append(&b, &len, path);
@@ -205,7 +205,7 @@ char *schedlive_job_template(const char *t, const char *dir, const char *name, E
                              "export CUDA_VISIBLE_DEVICES && hf=$(mktemp " JOBCTL_HOSTFILE ".XXXXXX) && "
                              "printf '%s\\n' {hostfile_text} > \"$hf\" && if [ -L " JOBCTL_HOSTFILE
                              " ] || [ ! -f " JOBCTL_HOSTFILE " ]; then rm -f " JOBCTL_HOSTFILE
-                             "; fi && mv -f \"$hf\" " JOBCTL_HOSTFILE " && ");
+                             "; fi && mv -f \"$hf\" " JOBCTL_HOSTFILE " && " JOBCTL_TERM_CHECK " && ");
     rc |= shquote_append_raw(&b, &len, t);
     if (rc < 0) {
         free(b);

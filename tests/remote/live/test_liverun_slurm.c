@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/base/readall.h"
+#include "remote/live/jobctl.h"
 #include "remote/live/liverun_slurm.h"
 #include "remote/live/liverun_slurm_priv.h"
 #include "tests/support/fixtures.h"
@@ -90,16 +91,19 @@ Test(liverun_slurm, script_traps_term_and_fills_placeholders_quoted)
                                &e);
     cr_assert_not_null(s, "%s", e.msg);
     cr_assert(strncmp(s, "#!/bin/sh\n", 10) == 0, "%s", s);
-    cr_assert(strstr(s, "\ntrap : TERM\n"), "%s", s);
+    cr_assert(strstr(s, "\ntd_term=; trap 'td_term=1' TERM\n"), "%s", s);
     /* a copy Slurm requeued and started again ends at once: tunedeck resubmits the job */
-    cr_assert(strstr(s, "\ntrap : TERM\nif [ -n \"$SLURM_RESTART_COUNT\" ] && "
+    cr_assert(strstr(s, "\ntd_term=; trap 'td_term=1' TERM\nif [ -n \"$SLURM_RESTART_COUNT\" ] && "
                         "[ \"$SLURM_RESTART_COUNT\" != 0 ]; then\n"),
               "%s", s);
     cr_assert(strstr(s, "tunedeck resubmits it from its checkpoint\"\n    exit 0\nfi\n"
                         "TUNEDECK_JOB="),
               "%s", s);
     cr_assert(strstr(s, "TUNEDECK_JOB='j0'\nexport TUNEDECK_JOB\n"), "%s", s);
-    cr_assert(strstr(s, "printf '%s\\n' 'n1:2\nn3:1' > tunedeck-hostfile\n"), "%s", s);
+    /* a TERM before the job starts stops it there (test_job_early_stop.c runs the check) */
+    cr_assert(strstr(s, "printf '%s\\n' 'n1:2\nn3:1' > tunedeck-hostfile\n" JOBCTL_TERM_CHECK
+                        "\ntrain --gpus"),
+              "%s", s);
     cr_assert(strstr(s, "train --gpus '3' --hosts 'n1,n3' --resume 'ck pt'\n"), "%s", s);
     cr_assert(strstr(s, "'ck pt'\ntunedeck_rc=$?\nprintf '\\ntunedeck-batch-exit %s %d\\n' "
                         "\"$SLURM_JOB_ID\" \"$tunedeck_rc\"\nexit \"$tunedeck_rc\"\n"),

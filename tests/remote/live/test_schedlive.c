@@ -163,7 +163,7 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
     /* the folder private whatever the remote umask, and the hostfile renamed into place so
      * that a symlink planted there is never written through (regression), its name removed
      * first so that a symlink to a folder does not take the file in (regression) */
-    cr_assert_str_eq(t, "trap : TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
+    cr_assert_str_eq(t, "td_term=; trap 'td_term=1' TERM; (umask 077 && mkdir -p '/d ir/j-0') && "
                         "chmod 700 '/d ir/j-0' && cd '/d ir/j-0' && "
                         "lf=.tunedeck-run-{node_rank}.lock && if [ -f \"$lf\" ] && "
                         "[ ! -h \"$lf\" ]; then :; elif [ -e \"$lf\" ] || [ -h \"$lf\" ]; "
@@ -198,7 +198,9 @@ Test(schedlive, job_template_runs_in_the_jobs_folder_quoted)
                         "printf '%s\\n' {hostfile_text} > \"$hf\" && "
                         "if [ -L tunedeck-hostfile ] || [ ! -f tunedeck-hostfile ]; then "
                         "rm -f tunedeck-hostfile; fi && "
-                        "mv -f \"$hf\" tunedeck-hostfile && w --gpus {gpus}");
+                        "mv -f \"$hf\" tunedeck-hostfile && if [ -n \"$td_term\" ]; then "
+                        "echo 'tunedeck: asked to stop before the job started: not started' "
+                        ">&2; exit 143; fi && w --gpus {gpus}");
     /* the placeholders still fill (and nothing else looks like one): the job sees only
      * its own GPUs, and its hostfile names every host with its slots */
     static const int ids[] = {2, 3};
