@@ -153,14 +153,14 @@ fp5="$(ssh-keygen -lf "$T/h/host5.pub" | cut -d' ' -f2)"
 state5="$T/state5"
 tmux_start c 230 30 \
     "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$state5 $bin --cluster $T/inv5.json --job $T/job.json --optimizer random --budget 3"
-wait_for '^trials wait: the host key of h5 is unknown \(said above\), and no trial can run without it: check the fingerprint and accept it with a in the hosts view \(3\)'
+wait_for '^trials wait: the host key of h5 is unknown \(said above\), and no trial can run without it: check the fingerprint and accept it with a in the hosts view \(3\)' 20
 j5="$(ls "$state5"/sessions/*.jsonl)" || fail "no journal while holding"
 # counted while it holds: whatever ran before the refusal was known has finished
 started5="$(grep -c '"event":"started"' "$j5")"
 finished5="$(grep -c '"event":"finished"' "$j5")"
 [ "$started5" = "$finished5" ] || fail "a trial runs while holding: $(cat "$j5")"
 tmx send-keys -t c 3
-wait_for 'h5 +127\.0\.0\.15 +down .*unknown'
+wait_for 'h5 +127\.0\.0\.15 +down .*unknown' 20
 wait_for '^trials wait: the host key of h5'
 tmx send-keys -t c q y
 wait_for 'EXITED rc=0'
@@ -172,10 +172,10 @@ id5="$(sed -n '2s/ .*//p' "$T/list5")"
 [ -n "$id5" ] || fail "no session listed after quitting while holding: $(cat "$T/list5")"
 tmux_start c 230 30 \
     "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$state5 $bin --resume $id5"
-wait_for '^trials wait: the host key of h5 is unknown'
+wait_for '^trials wait: the host key of h5 is unknown' 20
 [ "$(grep -c '"event":"started"' "$j5")" = "$started5" ] || fail "the resume launched a trial while holding: $(cat "$j5")"
 tmx send-keys -t c 3
-wait_for 'h5 +127\.0\.0\.15 +down .*unknown'
+wait_for 'h5 +127\.0\.0\.15 +down .*unknown' 20
 tmx send-keys -t c a
 wait_for 'Accept an unknown host key\?'
 wait_for "$fp5" 10 F
