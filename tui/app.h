@@ -104,6 +104,10 @@ typedef struct {
     HostPool *pool;          /* SSH sessions to the inventory's hosts; NULL on the simulator */
     size_t host_sel;         /* selected row of the hosts view */
     HostDesk *desk;          /* drives the pool and key acceptance (remote/live/hostdesk.h) */
+    /* While the next trial waits for refused hosts, the session's line saying which and what
+     * lets it go on (session_refused_hold): the status line shows it when it says nothing
+     * else. "" or NULL otherwise. */
+    const char *refused_hold;
     /* accepting an unknown host key: the prompt shows accept_fp, the key host accept_host
      * offered; y accepts exactly that key */
     int confirm_accept;

@@ -105,6 +105,7 @@ int console_open_session(App *a, const ConsoleOptions *o, Error *err)
     with_screen.on_warning = console_warn_line;
     with_screen.report_userdata = a;
     with_screen.stops_on_loop = 1; /* keys and redraws go on while a host takes its seconds */
+    with_screen.holds_refused = 1; /* a refused host's key can be accepted here (a) */
     with_screen.on_close_report = say_closing;
     with_screen.close_interrupted = closing_interrupted;
     if (o->workload && spec->keep_hosts)
@@ -136,6 +137,7 @@ int console_open_session(App *a, const ConsoleOptions *o, Error *err)
     a->job = s->job;
     a->pool = s->pool;
     a->tuner = s->tuner;
+    a->refused_hold = session_refused_hold(s);
     snprintf(a->launcher, sizeof a->launcher, "%s", s->launcher);
     if (o->workload && s->slurm && open_live_slurm(a, s, err) < 0)
         return error_prefix(err, "--workload");
@@ -202,6 +204,7 @@ void console_close_session(App *a, Session *s)
     session_close(s); /* the tuner before the pool its runs use */
     a->tuner = NULL;
     a->pool = NULL;
+    a->refused_hold = NULL;
     trials_free(&a->table);
     free(a->snap.hosts);
     free(a->snap.jobs);

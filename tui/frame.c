@@ -109,15 +109,18 @@ static void draw_status(const App *a)
                        draw_unicode() ? "\xe2\x80\xa6" : "~", draw_tail_cols(a->input, room));
         else
             draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
-    } else if (a->message[0]) {
-        Role role = a->message_bad ? ROLE_BAD : ROLE_STATUS;
-        if (draw_width(a->message) > r.w && r.y >= 2) {
+    } else if (a->message[0] || (a->refused_hold && a->refused_hold[0])) {
+        /* a message the operator has not read yet first; then, while trials wait for refused
+         * hosts, why and what lets them go on, which no key clears */
+        const char *m = a->message[0] ? a->message : a->refused_hold;
+        Role role = a->message_bad || !a->message[0] ? ROLE_BAD : ROLE_STATUS;
+        if (draw_width(m) > r.w && r.y >= 2) {
             /* Longer than the line: it takes the row above too (over a pane's border, until
              * the next key), so that an error's list of what was expected reads whole. */
             draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
-            draw_wrapped(r.y - 1, 0, r.w, 2, role, a->message);
+            draw_wrapped(r.y - 1, 0, r.w, 2, role, m);
         } else {
-            draw_text(r.y, 0, r.w, role, a->message);
+            draw_text(r.y, 0, r.w, role, m);
         }
     } else {
         /* The keys of the view that shows, each hint whole or not at all; on a narrow

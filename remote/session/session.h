@@ -73,6 +73,11 @@ typedef struct {
      * session_stop_step, instead of waited for; the tuner's trial waits meanwhile
      * (TunerBeforeLaunchFn's "not yet"). 0: every stop blocks its caller (`tune`). */
     int stops_on_loop;
+    /* Once no trial can run for refused hosts (session_keys.c), the next trial waits (said
+     * once, with what the operator can do: accept an unknown key, fix a file and reconnect)
+     * and goes on once a host is no longer refused: the console's operator can accept a key
+     * there. 0: the session stops (`tune`, exit 4). */
+    int holds_refused;
     /* At the close, the release of the Slurm allocation waits a bounded time for a login node
      * that is down (remote/session/release_wait.h): its lines go to on_close_report (NULL:
      * on_report), and close_interrupted, asked at each step of the wait, ends it when nonzero
@@ -137,6 +142,9 @@ typedef struct {
      * the session stopped since no trial could run without them (session_keys.c). */
     unsigned char *key_refused_said;
     int keys_refused;
+    /* spec.holds_refused: the line said when the next trial began to wait for refused
+     * hosts, kept while it waits ("" when it does not: session_refused_hold) */
+    char refused_hold[600];
 } Session;
 
 /* with_journal: keep one (begun by session_journal_begin) in journal_dir, the journals'
@@ -196,6 +204,9 @@ const char *session_trial_log_error(const Session *s);
  * unknown, changed or revoked, a login or an identity refused, ...): a remote refusal, not a
  * failed run (tune exits 4). */
 int session_keys_refused(const Session *s);
+/* spec.holds_refused: while the next trial waits for refused hosts, the line that said why
+ * and what lets it go on (its storage lives as long as the session); "" otherwise. */
+const char *session_refused_hold(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path), and
  * releases the Slurm allocation the session made (a `slurm_allocation_released` line),
  * waiting up to release_wait_s for a login node that is down (spec.on_close_report,

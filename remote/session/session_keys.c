@@ -3,8 +3,9 @@
  * again at every attempt until a file is fixed, so no trial of the session reaches it again,
  * since each would fail the same way and spend the budget. Their machines are left out of the
  * optimizer's schedules, each said once; once no trial can run (the single launcher's host
- * refused, or every machine's) the session stops. A host down for a passing reason (connection
- * refused, timeout) is not refused: its trials still try it. */
+ * refused, or every machine's) the session stops, or, on the console (spec.holds_refused),
+ * where the operator can accept a key or reconnect a host, the next trial waits. A host down
+ * for a passing reason (connection refused, timeout) is not refused: its trials still try it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,47 @@ int session_machine_usable(void *userdata, size_t machine)
     return 0;
 }
 
+/* An attempt under way (the first, an accepted key being checked, a reconnect): with
+ * holds_refused, a trial waits for it when no host is ready, rather than launch a trial that
+ * may meet a refusal (its exec would wait for that attempt anyway). */
+static int attempt_under_way(const HostInfo *hi)
+{
+    return hi->state != HOST_IDLE && hi->state != HOST_READY && hi->state != HOST_DOWN;
+}
+
+static void report(Session *s, const char *line)
+{
+    if (s->spec.on_report)
+        s->spec.on_report(s->spec.report_userdata, line);
+}
+
+/* spec.holds_refused: the trial waits, said once per hold with what lets it go on. Only an
+ * unknown key can be accepted on the console (a changed or revoked one never is there). */
+static int hold(Session *s, const char *names, int several, int unknown_only, int any_unknown)
+{
+    if (s->refused_hold[0])
+        return 1;
+    const char *id = s->journal_open ? tune_journal_id(s->journal) : "";
+    char *line = s->refused_hold;
+    if (unknown_only)
+        snprintf(line, sizeof s->refused_hold,
+                 "trials wait: the host key of %s is unknown (said above), and no trial can "
+                 "run without %s: check the fingerprint and accept %s with a in the hosts "
+                 "view (3); q quits, resumable%s%s",
+                 names, several ? "them" : "it", several ? "each" : "it",
+                 id[0] ? " with tunedeck tune --resume " : "", id);
+    else
+        snprintf(line, sizeof s->refused_hold,
+                 "trials wait: %s %s refused (said above), and no trial can run without %s: "
+                 "fix the files as said above, then reconnect with c in the hosts view (3)%s; "
+                 "q quits, resumable%s%s",
+                 names, several ? "are" : "is", several ? "them" : "it",
+                 any_unknown ? " (an unknown host key is accepted there with a)" : "",
+                 id[0] ? " with tunedeck tune --resume " : "", id);
+    report(s, line);
+    return 1;
+}
+
 int session_keys_check(Session *s, char *why, size_t cap)
 {
     const Cluster *c = s->cluster;
@@ -65,26 +107,44 @@ int session_keys_check(Session *s, char *why, size_t cap)
         single && c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
     char names[256] = "";
     size_t used = 0;
-    int keys_only = 1;
+    int keys_only = 1, unknown_only = 1, any_unknown = 0, settling = 0;
     /* per-host: while any machine is left, the optimizer's schedules were moved off the
      * refused ones (an operator's override that names one fails as it would have) */
     for (size_t m = 0; m < c->n_machines; m++) {
         HostInfo hi;
         if (single && (long)m != launch)
             continue;
-        if (!host_refused(s, m, &hi))
+        if (!host_refused(s, m, &hi)) {
+            if (s->spec.holds_refused && attempt_under_way(&hi)) {
+                settling = 1;
+                continue;
+            }
+            if (s->refused_hold[0]) {
+                s->refused_hold[0] = 0;
+                char line[300];
+                snprintf(line, sizeof line, "trials go on: %s is no longer refused",
+                         c->machines[m].name);
+                report(s, line);
+            }
             return 0;
+        }
         say_refused(s, m, &hi);
         keys_only = keys_only && key_refused(&hi);
+        unknown_only = unknown_only && hi.key == HOSTKEY_UNKNOWN;
+        any_unknown = any_unknown || hi.key == HOSTKEY_UNKNOWN;
         int n = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
                          c->machines[m].name);
         used = n < 0 || (size_t)n >= sizeof names - used ? sizeof names - 1 : used + (size_t)n;
     }
+    if (settling)
+        return 1; /* until that attempt says whether it is refused (again) */
     if (!used)
         return 0;
+    int several = strchr(names, ',') != NULL;
+    if (s->spec.holds_refused)
+        return hold(s, names, several, unknown_only, any_unknown);
     s->keys_refused = 1;
     const char *id = s->journal_open ? tune_journal_id(s->journal) : "";
-    int several = strchr(names, ',') != NULL;
     /* the files to fix are those each refusal named: known_hosts, an identity, a config */
     snprintf(why, cap,
              "%s%s %s refused (said above), and no trial can run without %s: fix the files as "
@@ -97,4 +157,9 @@ int session_keys_check(Session *s, char *why, size_t cap)
 int session_keys_refused(const Session *s)
 {
     return s && s->keys_refused;
+}
+
+const char *session_refused_hold(const Session *s)
+{
+    return s ? s->refused_hold : "";
 }

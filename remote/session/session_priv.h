@@ -22,7 +22,10 @@ int session_machine_usable(void *userdata, size_t machine);
 /* Before a trial: -1 with why when no trial can run, the pool having refused the key of the
  * single launcher's host or of every machine, or refused them otherwise for good (each said
  * once through on_report);
- * session_keys_refused says so from then on. */
+ * session_keys_refused says so from then on. With spec.holds_refused, 1 instead: the trial
+ * waits (said once through on_report) until a host is no longer refused and its attempt
+ * settled (an operator's accepted key, a reconnect after a fixed file); and, silently, while
+ * no host is ready and one's attempt is under way (the first: a refusal not known yet). */
 int session_keys_check(Session *s, char *why, size_t cap);
 /* The trial's end in the trial log, with its outcome (a write error said once, on_report). */
 void session_trial_log_end(Session *s, int trial, const char *outcome);

@@ -48,14 +48,16 @@ void session_stop_wait(Session *s)
 /* A group an earlier trial's dropped connection left on a host is stopped before the next
  * trial runs there: it would hold the trial's ports and devices and skew its timing. On the
  * caller's loop (stops_on_loop) the trial waits ("not yet") while the stop runs in steps. On
- * Slurm through a login node, the trial waits while that node is down (login_hold.h). */
+ * Slurm through a login node, the trial waits while that node is down (login_hold.h). Once
+ * the hosts are refused for good, the session stops, or the trial waits (holds_refused). */
 int session_before_launch(void *userdata, const Schedule *sched, char *why, size_t cap)
 {
     Session *s = userdata;
     if (s->stop && session_stop_step(s, clock_now_ms()))
         return 1; /* this trial's stop, or the resume's: not answered yet */
-    if (session_keys_check(s, why, cap) < 0)
-        return -1; /* every later trial would fail on the same keys */
+    int refused = session_keys_check(s, why, cap);
+    if (refused)
+        return refused; /* every later trial would fail on the same keys: stop, or hold */
     if (s->verdict_ready) {
         s->verdict_ready = 0;
         if (s->verdict_rc < 0)

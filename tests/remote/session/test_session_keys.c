@@ -1,14 +1,18 @@
 /* A per-host session on two real sshd (sshd_fixture.h) whose host keys known_hosts may refuse:
  * a refused host gets no trial after the one that met it, and a session whose every host is
- * refused stops as soon as it knows instead of spending its budget (session_keys.c). */
+ * refused stops as soon as it knows instead of spending its budget, or on the console holds
+ * its next trial until a host is no longer refused (session_keys.c). */
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "remote/session/session.h"
+#include "remote/session/session_priv.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
@@ -243,5 +247,69 @@ Test(session_keys, a_host_whose_connection_is_refused_is_not_left_out)
     cr_assert_lt(met, 4, "no trial met h2 down");
     cr_assert_eq(said_count("left out"), 0);
     cr_assert_not(session_keys_refused(s));
+    session_free(s);
+}
+
+/* The session's pool stepped until no attempt is under way (or 10 s). */
+static void settle(Session *s)
+{
+    struct pollfd fds[4];
+    int64_t until = clock_now_ms() + 10000;
+    while (!hostpool_settled(s->pool) && clock_now_ms() < until) {
+        int64_t dl = until;
+        size_t n = hostpool_pollfds(s->pool, fds, 4, &dl);
+        poll(fds, n, 50);
+        hostpool_step(s->pool, fds, n, clock_now_ms());
+    }
+    cr_assert(hostpool_settled(s->pool), "the hosts' attempts did not settle");
+}
+
+/* The console (holds_refused): every host refused holds the next trial instead of stopping
+ * the session; the line says which hosts and what lets it go on, once; a host no longer
+ * refused (here its login fixed and reconnected, as c does) lets it go, after its attempt
+ * settles. Regression: the console's session stopped, though its operator could fix it. */
+Test(session_keys, the_console_holds_while_every_host_is_refused_and_goes_on_once_one_is_not)
+{
+    write_known_hosts(1, 1);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cp %s/authorized_keys %s/keys.kept && : > %s/authorized_keys",
+             first.dir, dir, first.dir);
+    sh_ok(cmd);
+    snprintf(cmd, sizeof cmd, ": > %s/authorized_keys", second.dir);
+    sh_ok(cmd);
+    Session *s = session_new(1, dir);
+    SessionSpec spec = {.cluster = inventory,
+                        .job = job,
+                        .ssh_config = TEST_SSH_CONFIG,
+                        .optimizer = "bespoke",
+                        .seed = 1,
+                        .budget = 4,
+                        .trial_timeout_s = 30,
+                        .keep_hosts = SESSION_KEEP_ALL,
+                        .holds_refused = 1,
+                        .on_report = keep_line};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    char why[ERROR_MSG_MAX] = "";
+    for (size_t m = 0; m < 2; m++)
+        hostpool_connect(s->pool, m, 1);
+    settle(s);
+    cr_assert_eq(session_keys_check(s, why, sizeof why), 1, "%s", why);
+    cr_assert_eq(session_keys_check(s, why, sizeof why), 1);
+    cr_assert_eq(said_count("trials wait: h1, h2 are refused (said above), and no trial can run "
+                            "without them: fix the files as said above, then reconnect with c in "
+                            "the hosts view (3)"),
+                 1);
+    cr_assert(strstr(session_refused_hold(s), "trials wait: h1, h2"), "%s",
+              session_refused_hold(s));
+    cr_assert_not(session_keys_refused(s), "the console's session is held, not stopped");
+    snprintf(cmd, sizeof cmd, "cp %s/keys.kept %s/authorized_keys", dir, first.dir);
+    sh_ok(cmd);
+    hostpool_connect(s->pool, 0, 1);
+    cr_assert_eq(session_keys_check(s, why, sizeof why), 1, "h1's attempt is under way");
+    settle(s);
+    cr_assert_eq(session_keys_check(s, why, sizeof why), 0);
+    cr_assert_eq(said_count("trials go on: h1 is no longer refused"), 1);
+    cr_assert_str_empty(session_refused_hold(s));
     session_free(s);
 }
