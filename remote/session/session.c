@@ -500,8 +500,8 @@ void session_close(Session *s)
     s->job = NULL;
     orphans_clear(&s->procs.seen);
     orphans_clear(&s->procs.lost);
-    free(s->key_refused_said);
-    s->key_refused_said = NULL;
+    free(s->refused_said);
+    s->refused_said = NULL;
 }
 
 const char *session_alloc_left(const Session *s)

@@ -134,9 +134,9 @@ typedef struct {
     int log_trial;
     int log_error_said;
     /* Machines whose refusal (host key, login, ...) was said (n_machines; NULL until one is), and whether
-     * the session stopped since no trial could run without them (session_keys.c). */
-    unsigned char *key_refused_said;
-    int keys_refused;
+     * the session stopped since no trial could run without them (session_refused.c). */
+    unsigned char *refused_said;
+    int refused_stopped;
 } Session;
 
 /* with_journal: keep one (begun by session_journal_begin) in journal_dir, the journals'
@@ -195,7 +195,7 @@ const char *session_trial_log_error(const Session *s);
 /* Whether the session stopped because no trial could run, the hosts refused for good (a key
  * unknown, changed or revoked, a login or an identity refused, ...): a remote refusal, not a
  * failed run (tune exits 4). */
-int session_keys_refused(const Session *s);
+int session_refused_stopped(const Session *s);
 /* Frees the tuner, pool, cluster and job (the journal stays for its id and path), and
  * releases the Slurm allocation the session made (a `slurm_allocation_released` line),
  * waiting up to release_wait_s for a login node that is down (spec.on_close_report,

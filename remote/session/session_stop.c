@@ -54,8 +54,8 @@ int session_before_launch(void *userdata, const Schedule *sched, char *why, size
     Session *s = userdata;
     if (s->stop && session_stop_step(s, clock_now_ms()))
         return 1; /* this trial's stop, or the resume's: not answered yet */
-    if (session_keys_check(s, why, cap) < 0)
-        return -1; /* every later trial would fail on the same keys */
+    if (session_refused_check(s, why, cap) < 0)
+        return -1; /* every later trial would meet the same refusals */
     if (s->verdict_ready) {
         s->verdict_ready = 0;
         if (s->verdict_rc < 0)

@@ -1,6 +1,7 @@
-/* A per-host session on two real sshd (sshd_fixture.h) whose host keys known_hosts may refuse:
- * a refused host gets no trial after the one that met it, and a session whose every host is
- * refused stops as soon as it knows instead of spending its budget (session_keys.c). */
+/* A per-host session on two real sshd (sshd_fixture.h) that may refuse a host for good (its
+ * host key not in known_hosts, its identity not in authorized_keys): a refused host gets no
+ * trial after the one that met it, and a session whose every host is refused stops as soon as
+ * it knows instead of spending its budget (session_refused.c). */
 #include <criterion/criterion.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include "tests/support/timeout.h"
 
 static Sshd first, second;
-static char dir[] = "/tmp/tunedeck-session-keys.XXXXXX";
+static char dir[] = "/tmp/tunedeck-session-refused.XXXXXX";
 static char inventory[128], job[128], known[128];
 static char said[8][ERROR_MSG_MAX + 256];
 static int n_said;
@@ -87,7 +88,7 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(session_keys, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
+TestSuite(session_refused, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static void keep_line(void *userdata, const char *line)
 {
@@ -120,7 +121,7 @@ static int said_count(const char *needle)
     return n;
 }
 
-Test(session_keys, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_met_it)
+Test(session_refused, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_met_it)
 {
     write_known_hosts(0, 1);
     Session *s = session_new(1, dir);
@@ -141,18 +142,18 @@ Test(session_keys, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_
         cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
     }
     cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
-    cr_assert_not(session_keys_refused(s));
+    cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }
 
-Test(session_keys, a_session_whose_every_host_is_refused_stops_as_soon_as_it_knows)
+Test(session_refused, a_session_whose_every_host_is_refused_stops_as_soon_as_it_knows)
 {
     write_known_hosts(0, 0);
     Session *s = session_new(1, dir);
     Error err;
     cr_assert_eq(run_session(s, &err), -1);
     cr_assert(strstr(err.msg, "the host key of h1, h2 is refused (said above)"), "%s", err.msg);
-    cr_assert(session_keys_refused(s));
+    cr_assert(session_refused_stopped(s));
     const Tuner *t = s->tuner;
     size_t n = tuner_n_trials(t);
     cr_assert(n >= 2 && n <= 3, "%zu trials: each refusal costs at most the trial that met it", n);
@@ -170,7 +171,7 @@ Test(session_keys, a_session_whose_every_host_is_refused_stops_as_soon_as_it_kno
 /* The login refused (the identity is not in the server's authorized_keys, and it offers no
  * password): refused again at every attempt until a file is fixed, as a host key is. Regression:
  * only a host key was left out, so such a host cost one unreachable trial every time. */
-Test(session_keys, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_that_met_it)
+Test(session_refused, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_that_met_it)
 {
     write_known_hosts(1, 1);
     char cmd[512];
@@ -195,11 +196,11 @@ Test(session_keys, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_
     }
     cr_assert_eq(said_count("h2 is left out of the trials from now on: authentication failed"), 1);
     cr_assert_eq(said_count("h1 is left out"), 0);
-    cr_assert_not(session_keys_refused(s));
+    cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }
 
-Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon_as_it_knows)
+Test(session_refused, a_session_whose_every_host_refuses_the_identity_stops_as_soon_as_it_knows)
 {
     write_known_hosts(1, 1);
     char cmd[512];
@@ -212,7 +213,7 @@ Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon
     cr_assert(strstr(err.msg, "h1, h2 are refused (said above), and no trial can run without "
                               "them: fix the files as said above, then tunedeck tune --resume "),
               "%s", err.msg);
-    cr_assert(session_keys_refused(s));
+    cr_assert(session_refused_stopped(s));
     const Tuner *t = s->tuner;
     size_t n = tuner_n_trials(t);
     cr_assert(n >= 2 && n <= 3, "%zu trials: each refusal costs at most the trial that met it", n);
@@ -228,7 +229,7 @@ Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon
 
 /* A host down for a passing reason (its sshd stopped: connection refused) is not refused for
  * good: nothing is said and the session goes on trying it, as it did. */
-Test(session_keys, a_host_whose_connection_is_refused_is_not_left_out)
+Test(session_refused, a_host_whose_connection_is_refused_is_not_left_out)
 {
     write_known_hosts(1, 1);
     sshd_fixture_pause(&second);
@@ -242,6 +243,6 @@ Test(session_keys, a_host_whose_connection_is_refused_is_not_left_out)
         met++;
     cr_assert_lt(met, 4, "no trial met h2 down");
     cr_assert_eq(said_count("left out"), 0);
-    cr_assert_not(session_keys_refused(s));
+    cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }

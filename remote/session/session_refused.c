@@ -29,14 +29,14 @@ static int key_refused(const HostInfo *hi)
 /* Says once per machine that it is left out, with the pool's own words on the refusal. */
 static void say_refused(Session *s, size_t m, const HostInfo *hi)
 {
-    if (!s->key_refused_said) {
-        s->key_refused_said = calloc(s->cluster->n_machines + 1, 1);
-        if (!s->key_refused_said)
+    if (!s->refused_said) {
+        s->refused_said = calloc(s->cluster->n_machines + 1, 1);
+        if (!s->refused_said)
             return;
     }
-    if (s->key_refused_said[m])
+    if (s->refused_said[m])
         return;
-    s->key_refused_said[m] = 1;
+    s->refused_said[m] = 1;
     char line[ERROR_MSG_MAX + 256];
     snprintf(line, sizeof line, "%s is left out of the trials from now on: %s",
              s->cluster->machines[m].name, hi->last_error);
@@ -55,7 +55,7 @@ int session_machine_usable(void *userdata, size_t machine)
     return 0;
 }
 
-int session_keys_check(Session *s, char *why, size_t cap)
+int session_refused_check(Session *s, char *why, size_t cap)
 {
     const Cluster *c = s->cluster;
     int single = strcmp(s->launcher, "single") == 0;
@@ -82,7 +82,7 @@ int session_keys_check(Session *s, char *why, size_t cap)
     }
     if (!used)
         return 0;
-    s->keys_refused = 1;
+    s->refused_stopped = 1;
     const char *id = s->journal_open ? tune_journal_id(s->journal) : "";
     int several = strchr(names, ',') != NULL;
     /* the files to fix are those each refusal named: known_hosts, an identity, a config */
@@ -94,7 +94,7 @@ int session_keys_check(Session *s, char *why, size_t cap)
     return -1;
 }
 
-int session_keys_refused(const Session *s)
+int session_refused_stopped(const Session *s)
 {
-    return s && s->keys_refused;
+    return s && s->refused_stopped;
 }
