@@ -17,8 +17,8 @@ void session_stop_wait(Session *s);
 int session_before_launch(void *userdata, const Schedule *sched, char *why, size_t cap);
 /* session_refused.c: the tuner's machine_usable (TunerUsableFn, userdata the session): 0 for a
  * per-host session's machine whose host the pool refused for good (HostInfo.refused: a
- * host key, a login, an identity, a configuration), said once. */
-int session_machine_usable(void *userdata, size_t machine);
+ * host key, a login, an identity, a configuration), said once, with why the pool's words. */
+int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap);
 /* Before a trial: -1 with why when no trial can run, the pool having refused the key of the
  * single launcher's host or of every machine, or refused them otherwise for good (each said
  * once through on_report);

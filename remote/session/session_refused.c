@@ -44,7 +44,7 @@ static void say_refused(Session *s, size_t m, const HostInfo *hi)
         s->spec.on_report(s->spec.report_userdata, line);
 }
 
-int session_machine_usable(void *userdata, size_t machine)
+int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap)
 {
     Session *s = userdata;
     HostInfo hi;
@@ -52,6 +52,7 @@ int session_machine_usable(void *userdata, size_t machine)
     if (strcmp(s->launcher, "per-host") != 0 || !host_refused(s, machine, &hi))
         return 1;
     say_refused(s, machine, &hi);
+    snprintf(why, cap, "%s", hi.last_error);
     return 0;
 }
 

@@ -246,3 +246,64 @@ Test(session_refused, a_host_whose_connection_is_refused_is_not_left_out)
     cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }
+
+/* An operator's override, all on machine m (its worker, its PS, the batch on its GPU). */
+static Schedule *all_on(const Session *s, size_t m)
+{
+    const Cluster *c = s->cluster;
+    Schedule *o = schedule_new(c, s->job);
+    cr_assert_not_null(o);
+    o->worker[m] = o->ps[m] = 1;
+    o->inputs[c->machines[m].first_device + 1] = s->job->batch; /* gpu0, after the cpu */
+    Error err;
+    cr_assert_eq(schedule_validate(o, &err), 0, "%s", err.msg);
+    return o;
+}
+
+/* An override is the operator's schedule, never moved off a refused host: one queued before
+ * its host was refused is dropped unrun when its turn comes, said with the pool's words, and
+ * one given after is refused at once. Regression: it ran as given and failed unreachable,
+ * spending a trial the optimizer got nothing from. */
+Test(session_refused, an_override_naming_a_refused_host_is_not_launched)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    SessionSpec spec = {.cluster = inventory,
+                        .job = job,
+                        .ssh_config = TEST_SSH_CONFIG,
+                        .optimizer = "bespoke",
+                        .seed = 1,
+                        .budget = 3,
+                        .trial_timeout_s = 30,
+                        .on_report = keep_line};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    Schedule *on_h1 = all_on(s, 0);
+    /* the first meets h1's refused key; the second waits its turn meanwhile */
+    cr_assert_eq(tuner_override(s->tuner, on_h1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(s->tuner, on_h1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    const Tuner *t = s->tuner;
+    cr_assert_eq(tuner_overrides(t), 0);
+    cr_assert_eq(tuner_n_trials(t), 3, "the dropped override's place goes to the optimizer");
+    cr_assert(tuner_trial(t, 0)->overridden);
+    cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_UNREACHABLE);
+    for (size_t i = 1; i < 3; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_not(r->overridden, "trial %zu ran the override", i + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+    }
+    cr_assert_eq(said_count("override queued as trial 2 not launched, dropped: h1 is left out "
+                            "of the trials, its host refused for good: unknown host key"),
+                 1);
+    /* given now, the same override is refused before it is queued */
+    cr_assert_eq(tuner_override(s->tuner, on_h1, &err), -1);
+    cr_assert(strstr(err.msg, "h1 is left out of the trials, its host refused for good: unknown "
+                              "host key"),
+              "%s", err.msg);
+    cr_assert_eq(tuner_overrides(t), 0);
+    schedule_free(on_h1);
+    cr_assert_not(session_refused_stopped(s));
+    session_free(s);
+}
