@@ -421,7 +421,7 @@ int cmd_tune(int argc, char **argv)
         fprintf(stderr, "tunedeck tune: no trial succeeded\n");
     if (e.stopped_early || tune_journal_failed(ses->journal))
         rc = EXIT_FAILED; /* said on stderr when it happened */
-    if (e.stopped_early && session_keys_refused(ses))
+    if (e.stopped_early && session_refused_stopped(ses))
         rc = EXIT_REMOTE; /* no trial could run: the hosts refused, as `hosts` says it */
     if (close_session(ses) < 0 && rc == EXIT_OK)
         rc = EXIT_REMOTE;

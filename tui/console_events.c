@@ -50,6 +50,8 @@ void console_on_tuner_event(void *ud, TunerEvent ev, const TrialRecord *rec)
         app_message(a, 0, "tuning stopped: %s (:converge off or :budget N goes on)",
                     tuner_converged(a->tuner));
     }
+    if (ev == TUNER_EVENT_DROPPED && rec->dropped_why) /* the log has it from the session */
+        app_message(a, 1, "%s", rec->dropped_why);
     if (ev == TUNER_EVENT_QUEUED || ev == TUNER_EVENT_DROPPED || ev == TUNER_EVENT_FINISHED)
         a->queue_pred_stale = 1; /* the queue, or the model that predicts its rows, changed */
     a->table_stale = 1;

@@ -22,6 +22,9 @@ typedef struct {
      * replayed trials (tuner_replay_trial: their outcome says what became of them). */
     int launched;
     double started_s, finished_s; /* clock_now_s() */
+    /* TUNER_EVENT_DROPPED: why the tuner dropped the override itself, unrun (it names a
+     * machine machine_usable refuses), a line to say to the operator; NULL: the operator's drop */
+    const char *dropped_why;
 } TrialRecord;
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
@@ -31,7 +34,8 @@ typedef struct {
  * tuner_override_fit_budget raising it for the queue, or tuner_override_drop giving that back.
  * QUEUED, DROPPED: an override joined or left the queue without running (rec: a record of it
  * that lives for the call only: trial 0, overridden 1, its override_id and schedule, no
- * prediction), so the journal keeps the queue a resume restores. */
+ * prediction; DROPPED by the tuner itself: its dropped_why), so the journal keeps the queue a
+ * resume restores. */
 /* STARTED: the trial is begun (its number, the prune rule's reset) and before_launch is asked;
  * LAUNCHED: before_launch let it go and nothing cancelled it: the launcher starts it right
  * after (rec: the trial). A trial cancelled or halted while before_launch held it (a leftover
@@ -56,11 +60,15 @@ typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *r
  * or -1; a tuner_stop or tuner_cancel meanwhile cancels the trial once the hook lets go. */
 typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why, size_t cap);
 /* Whether machine `machine` can take part in a trial: 0 for one the session cannot reach for
- * good (its host key refused). The optimizer knows nothing of hosts, so a schedule of its that
- * uses such a machine is moved off it (schedule_leave_out) and predicted again before it is
- * suggested; one that cannot be moved (no machine left, or the batch does not fit on the
- * rest) is left as it is: before_launch decides. */
-typedef int (*TunerUsableFn)(void *userdata, size_t machine);
+ * good (its host refused for good: a host key, a login, ...), with why filled (the refusal in
+ * the pool's words). The optimizer knows nothing of hosts, so a schedule of its that uses such
+ * a machine is moved off it (schedule_leave_out) and predicted again before it is suggested;
+ * one that cannot be moved (no machine left, or the batch does not fit on the rest) is left as
+ * it is: before_launch decides. An operator's override is the operator's schedule, never
+ * moved: one that uses such a machine is not queued (tuner_override's error says which and
+ * why), and one already queued when its machine is refused is dropped unrun when its turn comes
+ * (TUNER_EVENT_DROPPED with dropped_why), as each would fail unreachable and spend a trial. */
+typedef int (*TunerUsableFn)(void *userdata, size_t machine, char *why, size_t cap);
 
 typedef struct {
     const Cluster *cluster;
@@ -113,7 +121,8 @@ int tuner_paused(const Tuner *t);
  * trial, in the order queued, before the optimizer suggests again. At most
  * OVERRIDEQUEUE_MAX wait: an operator planning more is told so rather than one being lost. */
 /* Queues this schedule (validated first) behind those already queued. -1 with why in err when
- * it is invalid or the queue is full; emits TUNER_EVENT_QUEUED. A session the stop rule ended
+ * it is invalid, uses a machine the session left out (TunerUsableFn) or the queue is full;
+ * emits TUNER_EVENT_QUEUED. A session the stop rule ended
  * goes on for the queue (the rule decides again after it). */
 int tuner_override(Tuner *t, const Schedule *s, Error *err);
 /* The same, and the budget raised where short to the trial it runs as, as

@@ -1,19 +1,37 @@
 /* The operator's overrides in a tuning session: queued in order, each run as the next trial,
  * dropped unrun, restored by a resume; the budget raised so that each runs, and given back
  * when one is dropped. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/journal/journal_override.h"
 #include "remote/launch/tuner_priv.h"
 
-static void emit_queue(Tuner *t, TunerEvent ev, int id, Schedule *s)
+static void emit_queue(Tuner *t, TunerEvent ev, int id, Schedule *s, const char *dropped_why)
 {
     TrialRecord rec;
     memset(&rec, 0, sizeof rec);
     rec.overridden = 1;
     rec.override_id = id;
     rec.suggestion.schedule = s;
+    rec.dropped_why = dropped_why;
     tuner_emit(t, ev, &rec);
+}
+
+int tuner_override_unusable(const Tuner *t, const Schedule *s, char *why, size_t cap)
+{
+    const Cluster *c = t->cfg.cluster;
+    for (size_t m = 0; t->cfg.machine_usable && m < c->n_machines; m++) {
+        if (!s->worker[m] && !s->ps[m])
+            continue;
+        char refusal[ERROR_MSG_MAX] = "";
+        if (t->cfg.machine_usable(t->cfg.userdata, m, refusal, sizeof refusal))
+            continue;
+        snprintf(why, cap, "%s is left out of the trials, its host refused for good: %s",
+                 c->machines[m].name, refusal[0] ? refusal : "(no reason given)");
+        return 1;
+    }
+    return 0;
 }
 
 /* The budget raised, where short, to the trial the n-th queued override runs as (the raise
@@ -37,6 +55,9 @@ static int raise_for_first(Tuner *t, size_t n)
 static int queue(Tuner *t, const Schedule *s, int fit, Error *err)
 {
     OverrideQueue *q = &t->queue;
+    char why[ERROR_MSG_MAX];
+    if (tuner_override_unusable(t, s, why, sizeof why))
+        return error_set(err, "%s", why); /* it would fail unreachable, a trial spent */
     if (q->last_id >= JOURNAL_OVERRIDE_ID_MAX)
         return error_set(err, "override: every override id up to %d is taken",
                          JOURNAL_OVERRIDE_ID_MAX);
@@ -49,7 +70,7 @@ static int queue(Tuner *t, const Schedule *s, int fit, Error *err)
         t->phase = PHASE_IDLE;
     }
     int raised = fit && raise_for_first(t, q->n);
-    emit_queue(t, TUNER_EVENT_QUEUED, q->id[q->n - 1], q->s[q->n - 1]);
+    emit_queue(t, TUNER_EVENT_QUEUED, q->id[q->n - 1], q->s[q->n - 1], NULL);
     if (raised)
         tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
     return 0;
@@ -133,7 +154,8 @@ static int give_back_budget(Tuner *t)
     return 1;
 }
 
-int tuner_override_drop(Tuner *t, size_t i)
+/* why: the tuner's own drop (TrialRecord.dropped_why); NULL: the operator's. */
+static int drop(Tuner *t, size_t i, const char *why)
 {
     int id;
     Schedule *s = overridequeue_take(&t->queue, i, &id);
@@ -142,9 +164,24 @@ int tuner_override_drop(Tuner *t, size_t i)
     /* The budget given back before DROPPED is emitted: the journal's override_dropped line
      * carries it, so no cut of the file leaves the override gone and its raise kept. */
     int changed = give_back_budget(t);
-    emit_queue(t, TUNER_EVENT_DROPPED, id, s);
+    emit_queue(t, TUNER_EVENT_DROPPED, id, s, why);
     schedule_free(s);
     if (changed)
         tuner_emit(t, TUNER_EVENT_BUDGET, NULL);
     return 0;
+}
+
+int tuner_override_drop(Tuner *t, size_t i)
+{
+    return drop(t, i, NULL);
+}
+
+void tuner_override_drop_unusable(Tuner *t)
+{
+    char why[ERROR_MSG_MAX], line[ERROR_MSG_MAX + 96];
+    while (t->queue.n && tuner_override_unusable(t, t->queue.s[0], why, sizeof why)) {
+        snprintf(line, sizeof line, "override queued as trial %d not launched, dropped: %s",
+                 tuner_override_trial(t, 0), why);
+        drop(t, 0, line);
+    }
 }

@@ -66,6 +66,14 @@ void tuner_begin_trial(Tuner *t);
 void tuner_collect_suggestion(Tuner *t);
 /* PHASE_PREPARING: before_launch asked again, and the trial launched once it lets go. */
 void tuner_prepare(Tuner *t);
+/* Whether override schedule s uses a machine the session left out (cfg.machine_usable): 1
+ * with why naming it and the refusal. An override is the operator's schedule, never moved off
+ * it: it would fail unreachable there and spend a trial. */
+int tuner_override_unusable(const Tuner *t, const Schedule *s, char *why, size_t cap);
+/* Before the next trial: the queued overrides at the head of the queue that use such a machine
+ * (refused since they were queued) are dropped unrun, each TUNER_EVENT_DROPPED with its
+ * dropped_why, and what the budget was raised for them given back. */
+void tuner_override_drop_unusable(Tuner *t);
 /* Whether the stop rule ends the optimizer's suggestions now (tuner->converged says why). */
 int tuner_converged_now(Tuner *t);
 /* Sets the budget (at least 0; TUNER_EVENT_BUDGET when it changes) and lets a session the

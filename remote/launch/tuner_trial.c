@@ -151,7 +151,8 @@ static void leave_out_unusable(Tuner *t, Suggestion *sg)
     unsigned char *out = t->cfg.machine_usable ? calloc(c->n_machines + 1, 1) : NULL;
     int uses = 0;
     for (size_t m = 0; out && m < c->n_machines; m++) {
-        out[m] = !t->cfg.machine_usable(t->cfg.userdata, m);
+        char why[ERROR_MSG_MAX];
+        out[m] = !t->cfg.machine_usable(t->cfg.userdata, m, why, sizeof why);
         uses |= out[m] && (s->worker[m] || s->ps[m]);
     }
     Schedule *moved = uses ? schedule_copy(s) : NULL;
@@ -221,6 +222,10 @@ void tuner_collect_suggestion(Tuner *t)
 
 void tuner_begin_trial(Tuner *t)
 {
+    /* an override whose host was refused for good since it was queued would fail unreachable */
+    tuner_override_drop_unusable(t);
+    if ((int)t->n_trials >= t->budget)
+        return; /* what was raised for it given back: nothing left to run */
     if (!t->queue.n && tuner_converged_now(t)) {
         t->phase = PHASE_STOPPED;
         tuner_emit(t, TUNER_EVENT_CONVERGED, &t->trials[t->n_trials - 1]);

@@ -306,6 +306,10 @@ static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
                  rec->obs->reason[0] ? ": " : "", rec->obs->reason);
         session_trial_log_end(s, rec->suggestion.schedule->trial, outcome);
     }
+    /* an override the tuner dropped, its host refused since it was queued: said as the
+     * refusals are, since no trial of it will show it */
+    if (ev == TUNER_EVENT_DROPPED && rec->dropped_why && s->spec.on_report)
+        s->spec.on_report(s->spec.report_userdata, rec->dropped_why);
     if (s->spec.on_event)
         s->spec.on_event(s->spec.userdata, ev, rec);
 }
@@ -500,8 +504,8 @@ void session_close(Session *s)
     s->job = NULL;
     orphans_clear(&s->procs.seen);
     orphans_clear(&s->procs.lost);
-    free(s->key_refused_said);
-    s->key_refused_said = NULL;
+    free(s->refused_said);
+    s->refused_said = NULL;
 }
 
 const char *session_alloc_left(const Session *s)

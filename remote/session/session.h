@@ -73,7 +73,7 @@ typedef struct {
      * session_stop_step, instead of waited for; the tuner's trial waits meanwhile
      * (TunerBeforeLaunchFn's "not yet"). 0: every stop blocks its caller (`tune`). */
     int stops_on_loop;
-    /* Once no trial can run for refused hosts (session_keys.c), the next trial waits (said
+    /* Once no trial can run for refused hosts (session_refused.c), the next trial waits (said
      * once, with what the operator can do: accept an unknown key, fix a file and reconnect)
      * and goes on once a host is no longer refused: the console's operator can accept a key
      * there. 0: the session stops (`tune`, exit 4). */
@@ -139,9 +139,9 @@ typedef struct {
     int log_trial;
     int log_error_said;
     /* Machines whose refusal (host key, login, ...) was said (n_machines; NULL until one is), and whether
-     * the session stopped since no trial could run without them (session_keys.c). */
-    unsigned char *key_refused_said;
-    int keys_refused;
+     * the session stopped since no trial could run without them (session_refused.c). */
+    unsigned char *refused_said;
+    int refused_stopped;
     /* spec.holds_refused: the line said when the next trial began to wait for refused
      * hosts, kept while it waits ("" when it does not: session_refused_hold) */
     char refused_hold[600];
@@ -203,7 +203,7 @@ const char *session_trial_log_error(const Session *s);
 /* Whether the session stopped because no trial could run, the hosts refused for good (a key
  * unknown, changed or revoked, a login or an identity refused, ...): a remote refusal, not a
  * failed run (tune exits 4). */
-int session_keys_refused(const Session *s);
+int session_refused_stopped(const Session *s);
 /* spec.holds_refused: while the next trial waits for refused hosts, the line that said why
  * and what lets it go on (its storage lives as long as the session); "" otherwise. */
 const char *session_refused_hold(const Session *s);

@@ -15,18 +15,18 @@ void session_stop_wait(Session *s);
 /* The tuner's before_launch (TunerBeforeLaunchFn, userdata the session): the leftover groups
  * a dropped connection left on the trial's hosts are stopped first. */
 int session_before_launch(void *userdata, const Schedule *sched, char *why, size_t cap);
-/* session_keys.c: the tuner's machine_usable (TunerUsableFn, userdata the session): 0 for a
+/* session_refused.c: the tuner's machine_usable (TunerUsableFn, userdata the session): 0 for a
  * per-host session's machine whose host the pool refused for good (HostInfo.refused: a
- * host key, a login, an identity, a configuration), said once. */
-int session_machine_usable(void *userdata, size_t machine);
+ * host key, a login, an identity, a configuration), said once, with why the pool's words. */
+int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap);
 /* Before a trial: -1 with why when no trial can run, the pool having refused the key of the
  * single launcher's host or of every machine, or refused them otherwise for good (each said
  * once through on_report);
- * session_keys_refused says so from then on. With spec.holds_refused, 1 instead: the trial
+ * session_refused_stopped says so from then on. With spec.holds_refused, 1 instead: the trial
  * waits (said once through on_report) until a host is no longer refused and its attempt
  * settled (an operator's accepted key, a reconnect after a fixed file); and, silently, while
  * no host is ready and one's attempt is under way (the first: a refusal not known yet). */
-int session_keys_check(Session *s, char *why, size_t cap);
+int session_refused_check(Session *s, char *why, size_t cap);
 /* The trial's end in the trial log, with its outcome (a write error said once, on_report). */
 void session_trial_log_end(Session *s, int trial, const char *outcome);
 /* The launchers' on_log (LaunchLogFn, userdata the session): a line of the running trial's. */

@@ -55,7 +55,7 @@ int session_before_launch(void *userdata, const Schedule *sched, char *why, size
     Session *s = userdata;
     if (s->stop && session_stop_step(s, clock_now_ms()))
         return 1; /* this trial's stop, or the resume's: not answered yet */
-    int refused = session_keys_check(s, why, cap);
+    int refused = session_refused_check(s, why, cap);
     if (refused)
         return refused; /* every later trial would fail on the same keys: stop, or hold */
     if (s->verdict_ready) {

@@ -304,10 +304,11 @@ Test(tuner, a_stop_while_the_hook_holds_the_trial_cancels_it_once_let_go)
 
 /* The session cannot reach machine 0 (its host key refused): the optimizer knows nothing of
  * hosts, so the tuner moves each of its schedules off that machine, predicted again. */
-static int all_but_machine_0(void *ud, size_t machine)
+static int all_but_machine_0(void *ud, size_t machine, char *why, size_t cap)
 {
     int *asked = ud;
     (*asked)++;
+    snprintf(why, cap, "its host key refused");
     return machine != 0;
 }
 

@@ -470,3 +470,72 @@ Test(tuner_queue, a_drop_gives_back_only_the_raise_the_queue_no_longer_needs)
     tuner_free(t);
     free_all(s, 3);
 }
+
+/* Every machine refused for good once the first trial is over (the session's machine_usable,
+ * here on the simulator): what a queued override meets when its host is refused after it was
+ * queued. */
+typedef struct {
+    int refused, dropped_by_tuner;
+    char dropped_why[ERROR_MSG_MAX + 128];
+} Refusing;
+
+static void refuse_after_first(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    Refusing *r = ud;
+    r->refused |= ev == TUNER_EVENT_FINISHED;
+    if (ev == TUNER_EVENT_DROPPED && rec->dropped_why) {
+        r->dropped_by_tuner++;
+        snprintf(r->dropped_why, sizeof r->dropped_why, "%s", rec->dropped_why);
+    }
+}
+
+static int usable_until_refused(void *ud, size_t machine, char *why, size_t cap)
+{
+    const Refusing *r = ud;
+    (void)machine;
+    snprintf(why, cap, "its host key refused");
+    return !r->refused;
+}
+
+/* Regression: the override ran as given and failed unreachable, a trial spent for nothing. */
+Test(tuner_queue, an_override_whose_host_was_refused_since_it_was_queued_is_dropped_unrun)
+{
+    Refusing r = {0};
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "uniform-gpus",
+                       .seed = 3,
+                       .budget = 1,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .on_event = refuse_after_first,
+                       .machine_usable = usable_until_refused,
+                       .userdata = &r};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    Schedule *s[2];
+    schedules(s, 2);
+    cr_assert_eq(tuner_override_fitted(t, s[0], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override_fitted(t, s[1], &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_budget(t), 2, "raised for the second to run as trial 2");
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(t), 1, "the second is not run");
+    cr_assert_eq(tuner_overrides(t), 0);
+    cr_assert_eq(r.dropped_by_tuner, 1);
+    /* named by the first machine it uses, which s[1] decides */
+    cr_assert(strstr(r.dropped_why, "override queued as trial 2 not launched, dropped: "),
+              "%s", r.dropped_why);
+    cr_assert(strstr(r.dropped_why, " is left out of the trials, its host refused for good: its "
+                                    "host key refused"),
+              "%s", r.dropped_why);
+    cr_assert_eq(tuner_budget(t), 1, "its raise given back");
+    /* given now, one is refused before it is queued, with the same words */
+    cr_assert_eq(tuner_override(t, s[0], &err), -1);
+    cr_assert(strstr(err.msg, " is left out of the trials, its host refused for good: its host "
+                              "key refused"),
+              "%s", err.msg);
+    cr_assert_eq(tuner_overrides(t), 0);
+    tuner_free(t);
+    free_all(s, 2);
+}

@@ -30,14 +30,14 @@ static int key_refused(const HostInfo *hi)
 /* Says once per machine that it is left out, with the pool's own words on the refusal. */
 static void say_refused(Session *s, size_t m, const HostInfo *hi)
 {
-    if (!s->key_refused_said) {
-        s->key_refused_said = calloc(s->cluster->n_machines + 1, 1);
-        if (!s->key_refused_said)
+    if (!s->refused_said) {
+        s->refused_said = calloc(s->cluster->n_machines + 1, 1);
+        if (!s->refused_said)
             return;
     }
-    if (s->key_refused_said[m])
+    if (s->refused_said[m])
         return;
-    s->key_refused_said[m] = 1;
+    s->refused_said[m] = 1;
     char line[ERROR_MSG_MAX + 256];
     snprintf(line, sizeof line, "%s is left out of the trials from now on: %s",
              s->cluster->machines[m].name, hi->last_error);
@@ -45,7 +45,7 @@ static void say_refused(Session *s, size_t m, const HostInfo *hi)
         s->spec.on_report(s->spec.report_userdata, line);
 }
 
-int session_machine_usable(void *userdata, size_t machine)
+int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap)
 {
     Session *s = userdata;
     HostInfo hi;
@@ -53,6 +53,7 @@ int session_machine_usable(void *userdata, size_t machine)
     if (strcmp(s->launcher, "per-host") != 0 || !host_refused(s, machine, &hi))
         return 1;
     say_refused(s, machine, &hi);
+    snprintf(why, cap, "%s", hi.last_error);
     return 0;
 }
 
@@ -97,7 +98,7 @@ static int hold(Session *s, const char *names, int several, int unknown_only, in
     return 1;
 }
 
-int session_keys_check(Session *s, char *why, size_t cap)
+int session_refused_check(Session *s, char *why, size_t cap)
 {
     const Cluster *c = s->cluster;
     int single = strcmp(s->launcher, "single") == 0;
@@ -143,7 +144,7 @@ int session_keys_check(Session *s, char *why, size_t cap)
     int several = strchr(names, ',') != NULL;
     if (s->spec.holds_refused)
         return hold(s, names, several, unknown_only, any_unknown);
-    s->keys_refused = 1;
+    s->refused_stopped = 1;
     const char *id = s->journal_open ? tune_journal_id(s->journal) : "";
     /* the files to fix are those each refusal named: known_hosts, an identity, a config */
     snprintf(why, cap,
@@ -154,9 +155,9 @@ int session_keys_check(Session *s, char *why, size_t cap)
     return -1;
 }
 
-int session_keys_refused(const Session *s)
+int session_refused_stopped(const Session *s)
 {
-    return s && s->keys_refused;
+    return s && s->refused_stopped;
 }
 
 const char *session_refused_hold(const Session *s)

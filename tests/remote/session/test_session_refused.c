@@ -1,7 +1,8 @@
-/* A per-host session on two real sshd (sshd_fixture.h) whose host keys known_hosts may refuse:
- * a refused host gets no trial after the one that met it, and a session whose every host is
- * refused stops as soon as it knows instead of spending its budget, or on the console holds
- * its next trial until a host is no longer refused (session_keys.c). */
+/* A per-host session on two real sshd (sshd_fixture.h) that may refuse a host for good (its
+ * host key not in known_hosts, its identity not in authorized_keys): a refused host gets no
+ * trial after the one that met it, and a session whose every host is refused stops as soon as
+ * it knows instead of spending its budget, or on the console holds its next trial until a
+ * host is no longer refused (session_refused.c). */
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <pwd.h>
@@ -18,7 +19,7 @@
 #include "tests/support/timeout.h"
 
 static Sshd first, second;
-static char dir[] = "/tmp/tunedeck-session-keys.XXXXXX";
+static char dir[] = "/tmp/tunedeck-session-refused.XXXXXX";
 static char inventory[128], job[128], known[128];
 static char said[8][ERROR_MSG_MAX + 256];
 static int n_said;
@@ -91,7 +92,7 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-TestSuite(session_keys, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
+TestSuite(session_refused, .init = setup, .fini = teardown, .timeout = TEST_TIMEOUT_S);
 
 static void keep_line(void *userdata, const char *line)
 {
@@ -124,7 +125,7 @@ static int said_count(const char *needle)
     return n;
 }
 
-Test(session_keys, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_met_it)
+Test(session_refused, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_met_it)
 {
     write_known_hosts(0, 1);
     Session *s = session_new(1, dir);
@@ -145,18 +146,18 @@ Test(session_keys, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_
         cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
     }
     cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
-    cr_assert_not(session_keys_refused(s));
+    cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }
 
-Test(session_keys, a_session_whose_every_host_is_refused_stops_as_soon_as_it_knows)
+Test(session_refused, a_session_whose_every_host_is_refused_stops_as_soon_as_it_knows)
 {
     write_known_hosts(0, 0);
     Session *s = session_new(1, dir);
     Error err;
     cr_assert_eq(run_session(s, &err), -1);
     cr_assert(strstr(err.msg, "the host key of h1, h2 is refused (said above)"), "%s", err.msg);
-    cr_assert(session_keys_refused(s));
+    cr_assert(session_refused_stopped(s));
     const Tuner *t = s->tuner;
     size_t n = tuner_n_trials(t);
     cr_assert(n >= 2 && n <= 3, "%zu trials: each refusal costs at most the trial that met it", n);
@@ -174,7 +175,7 @@ Test(session_keys, a_session_whose_every_host_is_refused_stops_as_soon_as_it_kno
 /* The login refused (the identity is not in the server's authorized_keys, and it offers no
  * password): refused again at every attempt until a file is fixed, as a host key is. Regression:
  * only a host key was left out, so such a host cost one unreachable trial every time. */
-Test(session_keys, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_that_met_it)
+Test(session_refused, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_that_met_it)
 {
     write_known_hosts(1, 1);
     char cmd[512];
@@ -199,11 +200,11 @@ Test(session_keys, a_host_that_refuses_the_identity_gets_no_trial_after_the_one_
     }
     cr_assert_eq(said_count("h2 is left out of the trials from now on: authentication failed"), 1);
     cr_assert_eq(said_count("h1 is left out"), 0);
-    cr_assert_not(session_keys_refused(s));
+    cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }
 
-Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon_as_it_knows)
+Test(session_refused, a_session_whose_every_host_refuses_the_identity_stops_as_soon_as_it_knows)
 {
     write_known_hosts(1, 1);
     char cmd[512];
@@ -216,7 +217,7 @@ Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon
     cr_assert(strstr(err.msg, "h1, h2 are refused (said above), and no trial can run without "
                               "them: fix the files as said above, then tunedeck tune --resume "),
               "%s", err.msg);
-    cr_assert(session_keys_refused(s));
+    cr_assert(session_refused_stopped(s));
     const Tuner *t = s->tuner;
     size_t n = tuner_n_trials(t);
     cr_assert(n >= 2 && n <= 3, "%zu trials: each refusal costs at most the trial that met it", n);
@@ -232,7 +233,7 @@ Test(session_keys, a_session_whose_every_host_refuses_the_identity_stops_as_soon
 
 /* A host down for a passing reason (its sshd stopped: connection refused) is not refused for
  * good: nothing is said and the session goes on trying it, as it did. */
-Test(session_keys, a_host_whose_connection_is_refused_is_not_left_out)
+Test(session_refused, a_host_whose_connection_is_refused_is_not_left_out)
 {
     write_known_hosts(1, 1);
     sshd_fixture_pause(&second);
@@ -246,7 +247,68 @@ Test(session_keys, a_host_whose_connection_is_refused_is_not_left_out)
         met++;
     cr_assert_lt(met, 4, "no trial met h2 down");
     cr_assert_eq(said_count("left out"), 0);
-    cr_assert_not(session_keys_refused(s));
+    cr_assert_not(session_refused_stopped(s));
+    session_free(s);
+}
+
+/* An operator's override, all on machine m (its worker, its PS, the batch on its GPU). */
+static Schedule *all_on(const Session *s, size_t m)
+{
+    const Cluster *c = s->cluster;
+    Schedule *o = schedule_new(c, s->job);
+    cr_assert_not_null(o);
+    o->worker[m] = o->ps[m] = 1;
+    o->inputs[c->machines[m].first_device + 1] = s->job->batch; /* gpu0, after the cpu */
+    Error err;
+    cr_assert_eq(schedule_validate(o, &err), 0, "%s", err.msg);
+    return o;
+}
+
+/* An override is the operator's schedule, never moved off a refused host: one queued before
+ * its host was refused is dropped unrun when its turn comes, said with the pool's words, and
+ * one given after is refused at once. Regression: it ran as given and failed unreachable,
+ * spending a trial the optimizer got nothing from. */
+Test(session_refused, an_override_naming_a_refused_host_is_not_launched)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    SessionSpec spec = {.cluster = inventory,
+                        .job = job,
+                        .ssh_config = TEST_SSH_CONFIG,
+                        .optimizer = "bespoke",
+                        .seed = 1,
+                        .budget = 3,
+                        .trial_timeout_s = 30,
+                        .on_report = keep_line};
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    Schedule *on_h1 = all_on(s, 0);
+    /* the first meets h1's refused key; the second waits its turn meanwhile */
+    cr_assert_eq(tuner_override(s->tuner, on_h1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(s->tuner, on_h1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    const Tuner *t = s->tuner;
+    cr_assert_eq(tuner_overrides(t), 0);
+    cr_assert_eq(tuner_n_trials(t), 3, "the dropped override's place goes to the optimizer");
+    cr_assert(tuner_trial(t, 0)->overridden);
+    cr_assert_eq(tuner_trial(t, 0)->obs->status, TRIAL_UNREACHABLE);
+    for (size_t i = 1; i < 3; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_not(r->overridden, "trial %zu ran the override", i + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+    }
+    cr_assert_eq(said_count("override queued as trial 2 not launched, dropped: h1 is left out "
+                            "of the trials, its host refused for good: unknown host key"),
+                 1);
+    /* given now, the same override is refused before it is queued */
+    cr_assert_eq(tuner_override(s->tuner, on_h1, &err), -1);
+    cr_assert(strstr(err.msg, "h1 is left out of the trials, its host refused for good: unknown "
+                              "host key"),
+              "%s", err.msg);
+    cr_assert_eq(tuner_overrides(t), 0);
+    schedule_free(on_h1);
+    cr_assert_not(session_refused_stopped(s));
     session_free(s);
 }
 
@@ -268,7 +330,7 @@ static void settle(Session *s)
  * the session; the line says which hosts and what lets it go on, once; a host no longer
  * refused (here its login fixed and reconnected, as c does) lets it go, after its attempt
  * settles. Regression: the console's session stopped, though its operator could fix it. */
-Test(session_keys, the_console_holds_while_every_host_is_refused_and_goes_on_once_one_is_not)
+Test(session_refused, the_console_holds_while_every_host_is_refused_and_goes_on_once_one_is_not)
 {
     write_known_hosts(1, 1);
     char cmd[512];
@@ -294,21 +356,21 @@ Test(session_keys, the_console_holds_while_every_host_is_refused_and_goes_on_onc
     for (size_t m = 0; m < 2; m++)
         hostpool_connect(s->pool, m, 1);
     settle(s);
-    cr_assert_eq(session_keys_check(s, why, sizeof why), 1, "%s", why);
-    cr_assert_eq(session_keys_check(s, why, sizeof why), 1);
+    cr_assert_eq(session_refused_check(s, why, sizeof why), 1, "%s", why);
+    cr_assert_eq(session_refused_check(s, why, sizeof why), 1);
     cr_assert_eq(said_count("trials wait: h1, h2 are refused (said above), and no trial can run "
                             "without them: fix the files as said above, then reconnect with c in "
                             "the hosts view (3)"),
                  1);
     cr_assert(strstr(session_refused_hold(s), "trials wait: h1, h2"), "%s",
               session_refused_hold(s));
-    cr_assert_not(session_keys_refused(s), "the console's session is held, not stopped");
+    cr_assert_not(session_refused_stopped(s), "the console's session is held, not stopped");
     snprintf(cmd, sizeof cmd, "cp %s/keys.kept %s/authorized_keys", dir, first.dir);
     sh_ok(cmd);
     hostpool_connect(s->pool, 0, 1);
-    cr_assert_eq(session_keys_check(s, why, sizeof why), 1, "h1's attempt is under way");
+    cr_assert_eq(session_refused_check(s, why, sizeof why), 1, "h1's attempt is under way");
     settle(s);
-    cr_assert_eq(session_keys_check(s, why, sizeof why), 0);
+    cr_assert_eq(session_refused_check(s, why, sizeof why), 0);
     cr_assert_eq(said_count("trials go on: h1 is no longer refused"), 1);
     cr_assert_str_empty(session_refused_hold(s));
     session_free(s);
