@@ -174,7 +174,7 @@ own_run() { # NAME SLOTS RESUME [stop]: as the scheduler starts it; stopped at i
     pid=$!
     if [ $# -eq 4 ]; then
         i=0
-        until grep -q progress "$own/$1.out" || [ $i -ge 1200 ]; do sleep 0.1; i=$((i + 1)); done
+        until grep -qs progress "$own/$1.out" || [ $i -ge 1200 ]; do sleep 0.1; i=$((i + 1)); done
         kill -TERM -"$pid" 2>/dev/null
     fi
     wait "$pid"
