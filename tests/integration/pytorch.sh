@@ -7,10 +7,12 @@
 # lost-connection errors, and one that crashes mid-training leads it though a peer's host
 # ended first; with a third host, the hosts after the leading one are named in the order their
 # notices came; a live run by hand that ends at --total-steps with a progress line for its
-# last step, resumed at 3 ranks; a live schedule where the job grows from 1 to 2 ranks and
-# shrinks back, its loss going on from each checkpoint (--loss-progress). One thread per
-# rank and a tiny model keep it short on 2 cores. Every process started here is stopped by
-# the trap: sshd by pid, ranks and live jobs by the run's mark on their command lines.
+# last step, resumed at 3 ranks; docs/pytorch.md's own-script snippet, run as written, stops
+# with its step, resumes and refuses another model's checkpoint in one line; a live schedule
+# where the job grows from 1 to 2 ranks and shrinks back, its loss going on from each
+# checkpoint (--loss-progress). One thread per rank and a tiny model keep it short on 2
+# cores. Every process started here is stopped by the trap: sshd by pid, ranks and live jobs
+# by the run's mark on their command lines.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -99,7 +101,8 @@ else fail "python3 -m venv: $(tail -2 "$T/venv.out")"; fi
 # The harness's keys and port span first: every port this suite uses is in its span (H_PORT
 # to H_PORT+16, leased by the harness): the rendezvous ports are H_PORT+13 (gradient
 # equivalence), +10 to +12 (the trials: master_port +9 plus the trial number, at most 3;
-# +14 gave trial 3 the port H_PORT+17, outside the span) and +15 (the live job).
+# +14 gave trial 3 the port H_PORT+17, outside the span), +15 (the live job) and +16 (the
+# doc's own script).
 harness_init "$T/h" || exit 1
 
 echo "gradient equivalence"
@@ -149,6 +152,86 @@ assert "local batches [22, 21, 21], from step 3" in err and "checkpoint at step 
 EOF
 then pass "a run's first and last steps have progress lines; resumed at 3 ranks, it splits the batch 22/21/21"
 else fail "live by hand"; tail -n 3 "$T"/byhand/*; fi
+
+echo "the doc's own script"
+# docs/pytorch.md's "Your own script" as written, its placeholders filled with a linear
+# model, run as the live scheduler runs a per-host job: a tunedeck-hostfile in its folder,
+# a process group of its own that gets SIGTERM. It stops at one step, writes that step in its
+# checkpoint and exits 0; resumed at 2 ranks it goes on from the next step; resumed from
+# another model's checkpoint it dies with the one-line CheckpointError the doc quotes (the
+# snippet loaded the state after load_checkpoint: a bare, multi-line RuntimeError).
+own="$T/own"
+mkdir -p "$own"
+"$PY" - "$root/docs/pytorch.md" > "$own/train-$mark.py" <<'EOF'
+import re, sys
+part = open(sys.argv[1], encoding="utf-8").read().split("### Your own script", 1)[1]
+print('''import argparse, time
+def parse_args():
+    p = argparse.ArgumentParser()
+    for name in ("--master-addr", "--resume", "--checkpoint"):
+        p.add_argument(name, default="")
+    p.add_argument("--master-port", type=int)
+    p.add_argument("--node-rank", type=int)
+    return p.parse_args()
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Linear(4, 1)
+def train_step(flag):
+    model.zero_grad()
+    loss = model(torch.ones(2, 4)).pow(2).mean()
+    loss.backward()
+    flat = torch.cat([p.grad.reshape(-1) for p in model.parameters()] + [flag])
+    dist.all_reduce(flat)
+    flag.copy_(flat[-1:])
+    time.sleep(0.01)
+    return float(loss)
+first_step_of_this_run, every_few_seconds = True, False''')
+print(re.search(r"^```python\n(.*?)^```", part, re.S | re.M).group(1))
+EOF
+own_run() { # NAME SLOTS RESUME [stop]: as the scheduler starts it; stopped at its first line
+    printf '127.0.0.1:%s\n' "$2" > "$own/tunedeck-hostfile"
+    (cd "$own" && PYTHONPATH="$root/tools/python" exec setsid "$PY" "train-$mark.py" \
+        --master-addr 127.0.0.1 --master-port $((H_PORT + 16)) --node-rank 0 --resume "$3" \
+        --checkpoint ckpt.pt) > "$own/$1.out" 2> "$own/$1.err" &
+    pid=$!
+    if [ $# -eq 4 ]; then
+        i=0
+        until grep -qs progress "$own/$1.out" || [ $i -ge 1200 ]; do sleep 0.1; i=$((i + 1)); done
+        kill -TERM -"$pid" 2>/dev/null
+    fi
+    wait "$pid"
+    echo "$?" > "$own/$1.rc"
+}
+own_run first 1 '' stop && cp "$own/ckpt.pt" "$own/first.ckpt"
+own_run second 2 ckpt.pt stop
+(cd "$own" && PYTHONPATH="$root/tools/python" "$PY" -c 'import torch, tunedeck_trial
+tunedeck_trial.save_checkpoint("other.ckpt", 3, lambda f: torch.save(
+    {"model": torch.nn.Linear(5, 1).state_dict()}, f))')
+own_run other 1 other.ckpt
+if "$PY" - "$own" <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+def run(name):
+    rc = int(open(os.path.join(d, name + ".rc")).read())
+    steps = [json.loads(l)["step"] for l in open(os.path.join(d, name + ".out"))]
+    return rc, steps, open(os.path.join(d, name + ".err")).read().splitlines()
+def ck_step(name):
+    return int(open(os.path.join(d, name), "rb").readline().split()[2][len(b"step="):])
+rc, steps, err = run("first")
+assert rc == 0 and steps[0] == 1 and ck_step("first.ckpt") == steps[-1], (rc, steps[-3:], err[-3:])
+rc, steps2, err = run("second")
+assert rc == 0 and steps2[0] == steps[-1] + 1 and ck_step("ckpt.pt") == steps2[-1], \
+    (rc, steps[-1], steps2[:1], steps2[-1:], err[-3:])
+assert not os.path.exists(os.path.join(d, "ckpt.pt.tmp"))
+rc, steps, err = run("other")
+want = ("tunedeck_trial.CheckpointError: checkpoint other.ckpt: cannot be loaded: RuntimeError: "
+        "Error(s) in loading state_dict for Linear: size mismatch for weight")
+assert rc == 1 and not steps and err[-1].startswith(want), (rc, steps, err[-3:])
+print("    stopped at step %d, resumed at 2 ranks from %d; another model's: %s..."
+      % (steps2[0] - 1, steps2[0], err[-1][:60]))
+EOF
+then pass "the doc's own script stops with its step, resumes at 2 ranks, refuses another model's checkpoint in one line"
+else fail "the doc's own script"; tail -n 3 "$own"/*.err; fi
 
 echo "tuning over sshd"
 for i in 1 2; do harness_start "$i"; done
