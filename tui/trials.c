@@ -154,7 +154,9 @@ static void row_fill(TrialRow *r, const TrialRecord *rec, const char *filter)
         ok && !isnan(r->pred_s) && r->time_s > 0 ? (r->pred_s - r->time_s) / r->time_s * 100.0 : NAN;
     r->workers = schedule_count_workers(rec->suggestion.schedule);
     r->ps = schedule_count_ps(rec->suggestion.schedule);
-    snprintf(r->status, sizeof r->status, "%s", o ? trial_status_name(o->status) : "running");
+    /* not launched yet: before_launch holds it (refused hosts, a stop not answered) */
+    snprintf(r->status, sizeof r->status, "%s",
+             o ? trial_status_name(o->status) : rec->launched ? "running" : "waiting");
     r->matched = trials_match(r, filter);
     /* The best-so-far needs nothing of its own: it is one of the times before it. */
     int nt = draw_seconds_need(r->time_s), np = draw_seconds_need(r->pred_s);

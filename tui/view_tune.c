@@ -66,7 +66,9 @@ void view_surrogate_draw(Rect box, const TrialRecord *rec, const Cluster *c, con
     } else if (o) {
         draw_textf(r.y, r.x + col, r.w - col, ROLE_BAD, "  %s", trial_status_name(o->status));
     } else {
-        draw_text(r.y, r.x + col, r.w - col, ROLE_WARN, "  running");
+        /* held before its launch (refused hosts, a stop not answered): not running yet */
+        draw_text(r.y, r.x + col, r.w - col, rec->launched ? ROLE_WARN : ROLE_DIM,
+                  rec->launched ? "  running" : "  waiting");
     }
     /* Bars: predicted compute per machine when the model gives it, else what was measured. */
     int have_pred = sg->has_prediction && sg->machine_mean_s;

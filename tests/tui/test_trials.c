@@ -32,6 +32,7 @@ static void setup(void)
     recs[2].suggestion.has_prediction = 1;
     recs[2].suggestion.mean_s = 25;
     recs[2].overridden = 1;
+    recs[3].launched = 1; /* running */
 }
 
 static void teardown(void)
@@ -56,6 +57,17 @@ Test(trials, best_so_far_runs_over_trial_order)
     cr_assert(isnan(t.rows[1].time_s));
     cr_assert_float_eq(t.rows[2].err_pct, 25.0, 1e-9);
     cr_assert_str_eq(t.rows[3].status, "running");
+    trials_free(&t);
+}
+
+/* A trial begun but held before its launch (every host refused, on the console) is waiting,
+ * not running: nothing runs. */
+Test(trials, a_trial_held_before_its_launch_is_waiting)
+{
+    recs[3].launched = 0;
+    TrialTable t = {0};
+    trials_build(&t, ptr, 4, TRIAL_COL_NUMBER, 0, "");
+    cr_assert_str_eq(t.rows[3].status, "waiting");
     trials_free(&t);
 }
 

@@ -45,6 +45,7 @@ Test(views, surrogate_shows_predicted_bars_with_their_spread)
     TrialRecord rec;
     memset(&rec, 0, sizeof rec);
     rec.trial = 4;
+    rec.launched = 1;
     Schedule *s = schedule_new(c, simcluster_job(sim));
     s->worker[1] = s->ps[1] = s->worker[2] = 1;
     s->inputs[c->machines[1].first_device] = 400;
@@ -73,6 +74,12 @@ Test(views, surrogate_shows_predicted_bars_with_their_spread)
     cr_assert(strstr(text, "cpu 400") && strstr(text, "cpu 368"), "device shares: %s", text);
     cr_assert(strstr(text, "\xe2\x94\xa4"), "a p90 tick on the bars: %s", text);
     cr_assert(strstr(text, "running"), "a trial without outcome is running: %s", text);
+    free(text);
+    rec.launched = 0; /* held before its launch: not running yet */
+    erase();
+    view_surrogate_draw((Rect){0, 0, 100, 14}, &rec, c, "bespoke", 0);
+    text = fixture_screen_text();
+    cr_assert(strstr(text, "waiting") && !strstr(text, "running"), "%s", text);
     free(text);
     schedule_free(s);
 }
