@@ -237,6 +237,16 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
                   h->conf.host, h->proxy);
         return;
     }
+    /* Before any connection, not only at the key check: the handshake reads the file first
+     * (knownhosts_view, then libssh choosing the key types), and a FIFO named as known_hosts
+     * blocked that read, and with it the whole loop, forever. Checked again at the key. */
+    if (knownhosts_check_private(h->known_file, &err) < 0) {
+        h->key = HOSTKEY_ERROR;
+        h->refused = 1;
+        h->keep = 0; /* the same file is refused again */
+        host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
+        return;
+    }
     if (host_name_valid(h->target, &err) < 0) {
         host_down(p, h, now_ms, "%s (from the ssh configuration)", err.msg);
         return;

@@ -361,6 +361,21 @@ TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json"
     -- true > "$T/w6" 2>&1
 check "the same link, yours, is trusted" grep -q 'h3 exit 0' "$T/w6"
 rm -r "$T/sticky"
+# A known_hosts that is a FIFO: refused, named, before any read. Regression: the handshake's
+# read of the file (knownhosts_view) came before the check and blocked in open(2), and with
+# it the whole loop: nothing was said until the timeout below ended it.
+mkfifo "$T/kh.fifo"
+python3 - "$T/inv.json" "$T/inv-fifo.json" "$T/kh.fifo" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-fifo.json" --only h3 \
+    --accept-new-host-keys -- true > "$T/w7" 2>&1
+check "a known_hosts that is a FIFO is refused, naming it, and nothing blocks on it" \
+    grep -q "h3 ssh-failed: .*known_hosts file $T/kh.fifo is not a regular file" "$T/w7"
+rm "$T/kh.fifo"
 
 echo "known_hosts lines read as ssh reads them"
 # '!h1,*' lists a key for every host but h1 (a cluster-wide key that the login node does not
