@@ -209,6 +209,17 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->retry_at_ms = 0;
     h->refused = 0;
     h->attempts++;
+    /* Before session_configure, which reads it (host_load_identity). */
+    const char *blocks = file_would_block(h->conf.identity);
+    if (blocks) {
+        h->refused = 1;
+        h->keep = 0;
+        host_down(p, h, now_ms,
+                  "the identity %s (the inventory's ssh.identity) is %s: libssh would wait "
+                  "forever to read it; refused",
+                  h->conf.identity, blocks);
+        return;
+    }
     Error err;
     if (session_configure(p, h, &err) < 0) {
         h->refused = 1;

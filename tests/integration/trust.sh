@@ -375,6 +375,33 @@ TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-fifo.json" -
     --accept-new-host-keys -- true > "$T/w7" 2>&1
 check "a known_hosts that is a FIFO is refused, naming it, and nothing blocks on it" \
     grep -q "h3 ssh-failed: .*known_hosts file $T/kh.fifo is not a regular file" "$T/w7"
+# The same for the other files libssh opens without O_NONBLOCK: the inventory's identity, an
+# ssh config's IdentityFile and a file an Include names. Regression: each blocked in open(2).
+python3 - "$T/inv.json" "$T/inv-idfifo.json" "$T/kh.fifo" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["identity"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-idfifo.json" --only h3 \
+    -- true > "$T/w8" 2>&1
+check "an inventory identity that is a FIFO is refused, naming it, and nothing blocks on it" \
+    grep -q "h3 ssh-failed: .*the identity $T/kh.fifo (the inventory's ssh.identity) is a FIFO, not a regular file" "$T/w8"
+# (with no identity in the inventory: libssh reads IdentityFile keys only then)
+python3 - "$T/inv.json" "$T/inv-noid.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["identity"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+printf 'Host *\n  IdentityFile %s\n' "$T/kh.fifo" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-noid.json" --only h3 \
+    -- true > "$T/w9" 2>&1
+check "an ssh config's IdentityFile that is a FIFO is refused, naming the line, and nothing blocks on it" \
+    grep -q "h3 ssh-failed: .*$T/cfg:2: IdentityFile $T/kh.fifo: the key $T/kh.fifo is a FIFO" "$T/w9"
+run "Include $T/kh.fifo\n" "$T/w10" --only h3
+check "a file an Include names that is a FIFO is refused, naming it, and nothing blocks on it" \
+    grep -q "the ssh configuration file $T/kh.fifo (included by $T/cfg) is a FIFO" "$T/w10"
 rm "$T/kh.fifo"
 
 echo "known_hosts lines read as ssh reads them"
