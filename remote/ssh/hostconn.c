@@ -248,14 +248,19 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
                   h->conf.host, h->proxy);
         return;
     }
-    /* Before any connection, not only at the key check: the handshake reads the file first
-     * (knownhosts_view, then libssh choosing the key types), and a FIFO named as known_hosts
-     * blocked that read, and with it the whole loop, forever. Checked again at the key. */
-    if (knownhosts_check_private(h->known_file, &err) < 0) {
+    /* Before any connection: the handshake reads known_hosts before the key check does
+     * (knownhosts_view, then libssh choosing the key types), and a FIFO named there blocked
+     * that read, and with it the whole loop, forever. The rest (its owner, mode, a folder)
+     * is the key check's (knownhosts_check_private). */
+    const char *kh_blocks = file_would_block(h->known_file);
+    if (kh_blocks) {
         h->key = HOSTKEY_ERROR;
         h->refused = 1;
         h->keep = 0; /* the same file is refused again */
-        host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
+        host_down(p, h, now_ms,
+                  "cannot check the host key: known_hosts file %s is %s: the read would wait "
+                  "forever; refused",
+                  h->known_file, kh_blocks);
         return;
     }
     if (host_name_valid(h->target, &err) < 0) {

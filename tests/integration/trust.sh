@@ -362,8 +362,8 @@ TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json"
 check "the same link, yours, is trusted" grep -q 'h3 exit 0' "$T/w6"
 rm -r "$T/sticky"
 # A known_hosts that is a FIFO: refused, named, before any read. Regression: the handshake's
-# read of the file (knownhosts_view) came before the check and blocked in open(2), and with
-# it the whole loop: nothing was said until the timeout below ended it.
+# read of the file (knownhosts_view) came before the key's check and blocked in open(2), and
+# with it the whole loop: nothing was said until the timeout below ended it.
 mkfifo "$T/kh.fifo"
 python3 - "$T/inv.json" "$T/inv-fifo.json" "$T/kh.fifo" <<'PY'
 import json, sys
@@ -374,7 +374,7 @@ PY
 TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-fifo.json" --only h3 \
     --accept-new-host-keys -- true > "$T/w7" 2>&1
 check "a known_hosts that is a FIFO is refused, naming it, and nothing blocks on it" \
-    grep -q "h3 ssh-failed: .*known_hosts file $T/kh.fifo is not a regular file" "$T/w7"
+    grep -q "h3 ssh-failed: .*known_hosts file $T/kh.fifo is a FIFO, not a regular file" "$T/w7"
 # The same for the other files libssh opens without O_NONBLOCK: the inventory's identity, an
 # ssh config's IdentityFile and a file an Include names. Regression: each blocked in open(2).
 python3 - "$T/inv.json" "$T/inv-idfifo.json" "$T/kh.fifo" <<'PY'
