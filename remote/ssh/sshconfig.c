@@ -456,8 +456,9 @@ static int check_file(Walk *w, const char *path, const char *by, int depth, Erro
     if (by)
         snprintf(included, sizeof included, " (included by %s)", by);
     /* libssh skips what it cannot open, and reads a folder or /dev/null as nothing; but it
-     * opens a FIFO without O_NONBLOCK, and that open blocked the whole loop forever. */
-    const char *blocks = by ? file_would_block(path) : NULL;
+     * opens a FIFO without O_NONBLOCK (~/.ssh/config, an Include), and that open blocked
+     * the whole loop forever. */
+    const char *blocks = file_would_block(path);
     if (blocks) {
         error_set(err,
                   "the ssh configuration file %s%s is %s: libssh would wait forever to read "

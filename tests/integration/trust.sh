@@ -663,6 +663,15 @@ PY
     named '/etc/ssh/%h.conf' "$T/e3"
     check "a name libssh would expand per host is refused, saying why" \
         grep -q "TUNEDECK_SSH_CONFIG /etc/ssh/%h.conf: %h is refused: libssh expands %h, %r and %p to each host's name" "$T/e3"
+    # ~/.ssh/config itself a FIFO, no TUNEDECK_SSH_CONFIG. Regression: its check skipped what
+    # is no regular file, then libssh opened it and blocked the whole loop.
+    mkfifo "$T/home/.ssh/config"
+    (unset TUNEDECK_SSH_CONFIG
+     unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+         sh "$T/home" "$home" "$rexec" "$T/inv.json") > "$T/e4" 2>&1
+    check "a ~/.ssh/config that is a FIFO is refused, naming it, and nothing blocks on it" \
+        grep -q "the ssh configuration file $home/.ssh/config is a FIFO, not a regular file" "$T/e4"
+    rm "$T/home/.ssh/config"
 else
     echo "  skip (unshare -m is not allowed here: the home libssh reads cannot be replaced)"
 fi
