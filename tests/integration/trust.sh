@@ -618,6 +618,16 @@ PY
     check "stale 0644 id_rsa + IdentityFile ~/.ssh/cluster_key: logs in with cluster_key, warning about id_rsa" \
         sh -c "grep -q 'h3 exit 0' '$T/d4' && grep -q 'h3 warning: the default identity $home/.ssh/id_rsa (mode 644) may be read by others: not used' '$T/d4'"
     rm "$T/home/.ssh/id_rsa" "$T/home/.ssh/id_rsa.pub" "$T/home/.ssh/cluster_key"
+    # A default identity that is a FIFO (the first libssh tries): left out, said, the next
+    # one logs in. Regression: libssh opened it and blocked the whole loop.
+    mkfifo "$T/home/.ssh/id_ed25519"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/id_ecdsa"
+    chmod 600 "$T/home/.ssh/id_ecdsa"
+    : > "$T/cfg"
+    in_home "$T/d5"
+    check "a default identity that is a FIFO is left out, named in the warning; the others log in" \
+        sh -c "grep -q 'h3 exit 0' '$T/d5' && grep -q 'h3 warning: the default identity $home/.ssh/id_ed25519 is a FIFO, not a regular file: not used' '$T/d5'"
+    rm "$T/home/.ssh/id_ed25519" "$T/home/.ssh/id_ecdsa"
     mv "$T/id.away2" "$T/home/.ssh/id_ed25519"
     : > "$T/cfg"
 
