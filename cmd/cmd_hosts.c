@@ -30,6 +30,7 @@ static void usage(FILE *out)
                  "                          is always refused)\n"
                  "  --gpu-wait S            how long to wait for GPU state (default 3)\n"
                  "  TUNEDECK_SSH_CONFIG     an ssh_config file to read instead of ~/.ssh/config\n"
+                 "                          and /etc/ssh/ssh_config\n"
                  "\n"
                  "usage: tunedeck hosts --slurm [--partition P] [--login HOST] [--json]\n"
                  "                      [--watch [--watch-for S] [--max-interval S]]\n"

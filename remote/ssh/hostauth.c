@@ -55,7 +55,7 @@ void host_check_default_identities(Host *h)
         char path[1100];
         snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
         unsigned mode = identity_too_open(path);
-        if (!mode)
+        if (!mode || file_would_block(path)) /* said below, as what it is */
             continue;
         h->open_defaults |= 1u << i;
         if (used < sizeof h->warning)
@@ -63,8 +63,23 @@ void host_check_default_identities(Host *h)
                                      used ? ", " : "the default identity ", path, mode);
     }
     if (h->open_defaults && used < sizeof h->warning)
-        snprintf(h->warning + used, sizeof h->warning - used,
-                 " may be read by others: not used, as ssh does not use it; chmod 600 it");
+        used += (size_t)snprintf(h->warning + used, sizeof h->warning - used,
+                                 " may be read by others: not used, as ssh does not use it; "
+                                 "chmod 600 it");
+    /* A FIFO there: libssh's read of it would block the whole loop. Left out the same way. */
+    for (int i = 0; i < IDENTITY_N_DEFAULTS; i++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", dir, IDENTITY_DEFAULT_NAMES[i]);
+        const char *blocks = file_would_block(path);
+        if (!blocks)
+            continue;
+        h->open_defaults |= 1u << i;
+        if (used < sizeof h->warning)
+            used += (size_t)snprintf(h->warning + used, sizeof h->warning - used,
+                                     "%sthe default identity %s is %s: not used, libssh would "
+                                     "wait forever to read it",
+                                     used ? "; " : "", path, blocks);
+    }
 }
 
 /* The key file ssh_userauth_publickey_auto would offer at index i, in its order: the

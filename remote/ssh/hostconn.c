@@ -209,6 +209,17 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     h->retry_at_ms = 0;
     h->refused = 0;
     h->attempts++;
+    /* Before session_configure, which reads it (host_load_identity). */
+    const char *blocks = file_would_block(h->conf.identity);
+    if (blocks) {
+        h->refused = 1;
+        h->keep = 0;
+        host_down(p, h, now_ms,
+                  "the identity %s (the inventory's ssh.identity) is %s: libssh would wait "
+                  "forever to read it; refused",
+                  h->conf.identity, blocks);
+        return;
+    }
     Error err;
     if (session_configure(p, h, &err) < 0) {
         h->refused = 1;
@@ -235,6 +246,21 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
                   "connects directly and does not use proxies; give the host an address it can "
                   "reach, or remove the proxy for it",
                   h->conf.host, h->proxy);
+        return;
+    }
+    /* Before any connection: the handshake reads known_hosts before the key check does
+     * (knownhosts_view, then libssh choosing the key types), and a FIFO named there blocked
+     * that read, and with it the whole loop, forever. The rest (its owner, mode, a folder)
+     * is the key check's (knownhosts_check_private). */
+    const char *kh_blocks = file_would_block(h->known_file);
+    if (kh_blocks) {
+        h->key = HOSTKEY_ERROR;
+        h->refused = 1;
+        h->keep = 0; /* the same file is refused again */
+        host_down(p, h, now_ms,
+                  "cannot check the host key: known_hosts file %s is %s: the read would wait "
+                  "forever; refused",
+                  h->known_file, kh_blocks);
         return;
     }
     if (host_name_valid(h->target, &err) < 0) {

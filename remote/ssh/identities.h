@@ -15,6 +15,12 @@ enum { IDENTITY_N_DEFAULTS = 4 };
  * 077), else 0: missing, private, or someone else's (ssh's own rule). */
 unsigned identity_too_open(const char *path);
 
+/* What `path` is when it exists and is something libssh's read would block on or get
+ * nothing from (a FIFO, a socket, a device other than /dev/null), as words for a message;
+ * NULL when it is missing, a regular file, a folder or /dev/null. A FIFO named as a key or
+ * an included ssh config blocked the open, and with it the whole event loop, forever. */
+const char *file_would_block(const char *path);
+
 /* The folder libssh takes as ~/.ssh (its %d): the home of the password database's entry for
  * this user, else $HOME, then "/.ssh". */
 void identity_ssh_dir(char *out, size_t cap);

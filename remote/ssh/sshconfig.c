@@ -165,6 +165,13 @@ static int identity_line(Walk *w, const char *arg, const char *where, Error *err
         return 0;
     if (sshpath_identity_file(arg, home, w->ssh_dir, w->host, file, sizeof file) < 0)
         return 0; /* libssh cannot expand it and reads nothing */
+    const char *blocks = file_would_block(file);
+    if (blocks) {
+        error_set(err, "%s: IdentityFile %s: the key %s is %s: libssh would wait forever to "
+                       "read it; refused",
+                  where, arg, file, blocks);
+        return error_mark(err, ERROR_INPUT);
+    }
     unsigned mode = identity_too_open(file);
     if (mode) {
         error_set(err,
@@ -445,6 +452,20 @@ static int check_file(Walk *w, const char *path, const char *by, int depth, Erro
 {
     if (depth > MAX_INCLUDE_DEPTH)
         return 0; /* libssh stops there too */
+    char included[1100] = "";
+    if (by)
+        snprintf(included, sizeof included, " (included by %s)", by);
+    /* libssh skips what it cannot open, and reads a folder or /dev/null as nothing; but it
+     * opens a FIFO without O_NONBLOCK (~/.ssh/config, an Include), and that open blocked
+     * the whole loop forever. */
+    const char *blocks = file_would_block(path);
+    if (blocks) {
+        error_set(err,
+                  "the ssh configuration file %s%s is %s: libssh would wait forever to read "
+                  "it; refused",
+                  path, included, blocks);
+        return error_mark(err, ERROR_INPUT);
+    }
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -452,9 +473,6 @@ static int check_file(Walk *w, const char *path, const char *by, int depth, Erro
             close(fd);
         return 0;
     }
-    char included[1100] = "";
-    if (by)
-        snprintf(included, sizeof included, " (included by %s)", by);
     if (check_trusted(path, included, err) < 0) {
         close(fd);
         return -1;

@@ -361,6 +361,48 @@ TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-sticky.json"
     -- true > "$T/w6" 2>&1
 check "the same link, yours, is trusted" grep -q 'h3 exit 0' "$T/w6"
 rm -r "$T/sticky"
+# A known_hosts that is a FIFO: refused, named, before any read. Regression: the handshake's
+# read of the file (knownhosts_view) came before the key's check and blocked in open(2), and
+# with it the whole loop: nothing was said until the timeout below ended it.
+mkfifo "$T/kh.fifo"
+python3 - "$T/inv.json" "$T/inv-fifo.json" "$T/kh.fifo" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-fifo.json" --only h3 \
+    --accept-new-host-keys -- true > "$T/w7" 2>&1
+check "a known_hosts that is a FIFO is refused, naming it, and nothing blocks on it" \
+    grep -q "h3 ssh-failed: .*known_hosts file $T/kh.fifo is a FIFO, not a regular file" "$T/w7"
+# The same for the other files libssh opens without O_NONBLOCK: the inventory's identity, an
+# ssh config's IdentityFile and a file an Include names. Regression: each blocked in open(2).
+python3 - "$T/inv.json" "$T/inv-idfifo.json" "$T/kh.fifo" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["identity"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-idfifo.json" --only h3 \
+    -- true > "$T/w8" 2>&1
+check "an inventory identity that is a FIFO is refused, naming it, and nothing blocks on it" \
+    grep -q "h3 ssh-failed: .*the identity $T/kh.fifo (the inventory's ssh.identity) is a FIFO, not a regular file" "$T/w8"
+# (with no identity in the inventory: libssh reads IdentityFile keys only then)
+python3 - "$T/inv.json" "$T/inv-noid.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+del inv["ssh"]["identity"]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+printf 'Host *\n  IdentityFile %s\n' "$T/kh.fifo" > "$T/cfg"
+TUNEDECK_SSH_CONFIG="$T/cfg" timeout 20 "$rexec" --cluster "$T/inv-noid.json" --only h3 \
+    -- true > "$T/w9" 2>&1
+check "an ssh config's IdentityFile that is a FIFO is refused, naming the line, and nothing blocks on it" \
+    grep -q "h3 ssh-failed: .*$T/cfg:2: IdentityFile $T/kh.fifo: the key $T/kh.fifo is a FIFO" "$T/w9"
+run "Include $T/kh.fifo\n" "$T/w10" --only h3
+check "a file an Include names that is a FIFO is refused, naming it, and nothing blocks on it" \
+    grep -q "the ssh configuration file $T/kh.fifo (included by $T/cfg) is a FIFO" "$T/w10"
+rm "$T/kh.fifo"
 
 echo "known_hosts lines read as ssh reads them"
 # '!h1,*' lists a key for every host but h1 (a cluster-wide key that the login node does not
@@ -576,6 +618,16 @@ PY
     check "stale 0644 id_rsa + IdentityFile ~/.ssh/cluster_key: logs in with cluster_key, warning about id_rsa" \
         sh -c "grep -q 'h3 exit 0' '$T/d4' && grep -q 'h3 warning: the default identity $home/.ssh/id_rsa (mode 644) may be read by others: not used' '$T/d4'"
     rm "$T/home/.ssh/id_rsa" "$T/home/.ssh/id_rsa.pub" "$T/home/.ssh/cluster_key"
+    # A default identity that is a FIFO (the first libssh tries): left out, said, the next
+    # one logs in. Regression: libssh opened it and blocked the whole loop.
+    mkfifo "$T/home/.ssh/id_ed25519"
+    cp "$T/h/id_ed25519" "$T/home/.ssh/id_ecdsa"
+    chmod 600 "$T/home/.ssh/id_ecdsa"
+    : > "$T/cfg"
+    in_home "$T/d5"
+    check "a default identity that is a FIFO is left out, named in the warning; the others log in" \
+        sh -c "grep -q 'h3 exit 0' '$T/d5' && grep -q 'h3 warning: the default identity $home/.ssh/id_ed25519 is a FIFO, not a regular file: not used' '$T/d5'"
+    rm "$T/home/.ssh/id_ed25519" "$T/home/.ssh/id_ecdsa"
     mv "$T/id.away2" "$T/home/.ssh/id_ed25519"
     : > "$T/cfg"
 
@@ -621,6 +673,15 @@ PY
     named '/etc/ssh/%h.conf' "$T/e3"
     check "a name libssh would expand per host is refused, saying why" \
         grep -q "TUNEDECK_SSH_CONFIG /etc/ssh/%h.conf: %h is refused: libssh expands %h, %r and %p to each host's name" "$T/e3"
+    # ~/.ssh/config itself a FIFO, no TUNEDECK_SSH_CONFIG. Regression: its check skipped what
+    # is no regular file, then libssh opened it and blocked the whole loop.
+    mkfifo "$T/home/.ssh/config"
+    (unset TUNEDECK_SSH_CONFIG
+     unshare -m sh -c 'mount --bind "$1" "$2" && exec timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+         sh "$T/home" "$home" "$rexec" "$T/inv.json") > "$T/e4" 2>&1
+    check "a ~/.ssh/config that is a FIFO is refused, naming it, and nothing blocks on it" \
+        grep -q "the ssh configuration file $home/.ssh/config is a FIFO, not a regular file" "$T/e4"
+    rm "$T/home/.ssh/config"
 else
     echo "  skip (unshare -m is not allowed here: the home libssh reads cannot be replaced)"
 fi

@@ -46,3 +46,28 @@ Test(identities, the_defaults_are_libssh_s_in_its_order_in_the_password_database
     }
     cr_assert_str_eq(got, want);
 }
+
+/* libssh opens a key or an included config without O_NONBLOCK: a FIFO there blocked the
+ * whole loop. A regular file, a folder (read as nothing), /dev/null and a missing file are
+ * no such thing. */
+Test(identities, a_fifo_or_a_device_would_block_a_regular_file_or_dev_null_would_not)
+{
+    char dir[] = "/tmp/td-block.XXXXXX", fifo[64], file[64];
+    cr_assert(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(file, sizeof file, "%s/key", dir);
+    cr_assert_null(file_would_block(file), "missing");
+    FILE *f = fopen(file, "w");
+    cr_assert(f);
+    fclose(f);
+    cr_assert_null(file_would_block(file));
+    cr_assert_null(file_would_block(dir));
+    cr_assert_null(file_would_block("/dev/null"));
+    cr_assert_null(file_would_block(""));
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_assert_str_eq(file_would_block(fifo), "a FIFO, not a regular file");
+    cr_assert_str_eq(file_would_block("/dev/zero"), "a character device, not a regular file");
+    unlink(fifo);
+    unlink(file);
+    rmdir(dir);
+}
