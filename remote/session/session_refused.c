@@ -146,12 +146,20 @@ int session_refused_check(Session *s, char *why, size_t cap)
         return hold(s, names, several, unknown_only, any_unknown);
     s->refused_stopped = 1;
     const char *id = s->journal_open ? tune_journal_id(s->journal) : "";
+    /* This trial, cancelled unlaunched, counts against the budget as every begun trial does:
+     * when it was the budget's last, a plain resume would run nothing. */
+    char more[96] = "";
+    int budget = tuner_budget(s->tuner);
+    size_t begun = tuner_n_trials(s->tuner);
+    if (id[0] && budget > 0 && begun >= (size_t)budget)
+        snprintf(more, sizeof more, " --budget N (N above %d: the budget is spent, this trial "
+                 "included)", budget);
     /* the files to fix are those each refusal named: known_hosts, an identity, a config */
     snprintf(why, cap,
              "%s%s %s refused (said above), and no trial can run without %s: fix the files as "
-             "said above%s%s",
+             "said above%s%s%s",
              keys_only ? "the host key of " : "", names, several && !keys_only ? "are" : "is",
-             several ? "them" : "it", id[0] ? ", then tunedeck tune --resume " : "", id);
+             several ? "them" : "it", id[0] ? ", then tunedeck tune --resume " : "", id, more);
     return -1;
 }
 

@@ -102,19 +102,25 @@ static void keep_line(void *userdata, const char *line)
 }
 
 /* A 4-trial bespoke session on the inventory, run to its end; tuner_run_blocking's answer. */
-static int run_session(Session *s, Error *err)
+static int run_session_as(Session *s, const char *launcher, int budget, Error *err)
 {
     SessionSpec spec = {.cluster = inventory,
                         .job = job,
                         .ssh_config = TEST_SSH_CONFIG,
+                        .launcher = launcher,
                         .optimizer = "bespoke",
                         .seed = 1,
-                        .budget = 4,
+                        .budget = budget,
                         .trial_timeout_s = 30,
                         .on_report = keep_line};
     cr_assert_eq(session_open(s, &spec, err), 0, "%s", err->msg);
     cr_assert_eq(session_journal_begin(s, err), 0, "%s", err->msg);
     return tuner_run_blocking(s->tuner, err);
+}
+
+static int run_session(Session *s, Error *err)
+{
+    return run_session_as(s, NULL, 4, err);
 }
 
 static int said_count(const char *needle)
@@ -170,6 +176,30 @@ Test(session_refused, a_session_whose_every_host_is_refused_stops_as_soon_as_it_
     cr_assert_eq(said_count("h1 is left out"), 1);
     cr_assert_eq(said_count("h2 is left out"), 1);
     session_free(s);
+}
+
+/* The single launcher's host refused: trial 1 meets it, trial 2 is cancelled unlaunched and,
+ * counted as every begun trial is, spends a budget of 2. The stop says to raise the budget:
+ * regression, it said only "tunedeck tune --resume ID", which then ran nothing. */
+Test(session_refused, a_stop_that_spent_the_budget_says_to_raise_it)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session_as(s, "single", 2, &err), -1);
+    cr_assert_eq(tuner_n_trials(s->tuner), 2);
+    cr_assert_eq(tuner_trial(s->tuner, 1)->obs->status, TRIAL_CANCELLED);
+    cr_assert(strstr(err.msg, " --budget N (N above 2: the budget is spent, this trial "
+                              "included)"),
+              "%s", err.msg);
+    session_free(s);
+    /* with trials left, the plain resume is enough */
+    Session *more = session_new(1, dir);
+    cr_assert_eq(run_session_as(more, "single", 3, &err), -1);
+    cr_assert_eq(tuner_n_trials(more->tuner), 2);
+    cr_assert(strstr(err.msg, "then tunedeck tune --resume "), "%s", err.msg);
+    cr_assert_null(strstr(err.msg, "--budget"), "%s", err.msg);
+    session_free(more);
 }
 
 /* The login refused (the identity is not in the server's authorized_keys, and it offers no
