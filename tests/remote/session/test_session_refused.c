@@ -131,26 +131,32 @@ static int said_count(const char *needle)
     return n;
 }
 
+/* Of run_session's 4 trials, one met machine m's refusal (unreachable, its reason has
+ * reason_has) and every later one ran ok without m. */
+static void assert_left_out_after_it_refused(const Tuner *t, size_t m, const char *reason_has)
+{
+    cr_assert_eq(tuner_n_trials(t), 4);
+    size_t met = 0;
+    while (met < 4 && tuner_trial(t, met)->obs->status != TRIAL_UNREACHABLE)
+        met++;
+    cr_assert_lt(met, 4, "no trial met h%zu's refusal", m + 1);
+    cr_assert(strstr(tuner_trial(t, met)->obs->reason, reason_has), "%s",
+              tuner_trial(t, met)->obs->reason);
+    for (size_t i = met + 1; i < 4; i++) {
+        const TrialRecord *r = tuner_trial(t, i);
+        cr_assert_not(r->suggestion.schedule->worker[m] || r->suggestion.schedule->ps[m],
+                      "trial %zu uses h%zu", i + 1, m + 1);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+    }
+}
+
 Test(session_refused, a_host_whose_key_is_refused_gets_no_trial_after_the_one_that_met_it)
 {
     write_known_hosts(0, 1);
     Session *s = session_new(1, dir);
     Error err;
     cr_assert_eq(run_session(s, &err), 0, "%s", err.msg);
-    const Tuner *t = s->tuner;
-    cr_assert_eq(tuner_n_trials(t), 4);
-    size_t met = 0;
-    while (met < 4 && tuner_trial(t, met)->obs->status != TRIAL_UNREACHABLE)
-        met++;
-    cr_assert_lt(met, 4, "no trial met h1's refused key");
-    cr_assert(strstr(tuner_trial(t, met)->obs->reason, "unknown host key"), "%s",
-              tuner_trial(t, met)->obs->reason);
-    for (size_t i = met + 1; i < 4; i++) {
-        const TrialRecord *r = tuner_trial(t, i);
-        cr_assert_not(r->suggestion.schedule->worker[0] || r->suggestion.schedule->ps[0],
-                      "trial %zu uses h1", i + 1);
-        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
-    }
+    assert_left_out_after_it_refused(s->tuner, 0, "unknown host key");
     cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
     cr_assert_not(session_refused_stopped(s));
     session_free(s);
@@ -214,20 +220,7 @@ Test(session_refused, a_host_that_refuses_the_identity_gets_no_trial_after_the_o
     Session *s = session_new(1, dir);
     Error err;
     cr_assert_eq(run_session(s, &err), 0, "%s", err.msg);
-    const Tuner *t = s->tuner;
-    cr_assert_eq(tuner_n_trials(t), 4);
-    size_t met = 0;
-    while (met < 4 && tuner_trial(t, met)->obs->status != TRIAL_UNREACHABLE)
-        met++;
-    cr_assert_lt(met, 4, "no trial met h2's refusal");
-    cr_assert(strstr(tuner_trial(t, met)->obs->reason, "authentication failed"), "%s",
-              tuner_trial(t, met)->obs->reason);
-    for (size_t i = met + 1; i < 4; i++) {
-        const TrialRecord *r = tuner_trial(t, i);
-        cr_assert_not(r->suggestion.schedule->worker[1] || r->suggestion.schedule->ps[1],
-                      "trial %zu uses h2", i + 1);
-        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
-    }
+    assert_left_out_after_it_refused(s->tuner, 1, "authentication failed");
     cr_assert_eq(said_count("h2 is left out of the trials from now on: authentication failed"), 1);
     cr_assert_eq(said_count("h1 is left out"), 0);
     cr_assert_not(session_refused_stopped(s));
