@@ -74,13 +74,31 @@ void host_teardown(Host *h)
     }
 }
 
+static void host_vdown(HostPool *p, Host *h, int64_t now_ms, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
 /* The connection is over: say why, fail what ran on it, and plan the retry. */
 void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
+    host_vdown(p, h, now_ms, fmt, ap);
     va_end(ap);
+}
+
+void host_refused(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+{
+    h->refused = 1;
+    h->keep = 0; /* no retry: the same files would refuse it again */
+    va_list ap;
+    va_start(ap, fmt);
+    host_vdown(p, h, now_ms, fmt, ap);
+    va_end(ap);
+}
+
+static void host_vdown(HostPool *p, Host *h, int64_t now_ms, const char *fmt, va_list ap)
+{
+    vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
     termsafe_inplace(h->last_error, sizeof h->last_error); /* may hold the server's words */
     if (h->state == HOST_READY)
         h->drops++;
@@ -212,40 +230,32 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     /* Before session_configure, which reads it (host_load_identity). */
     const char *blocks = file_would_block(h->conf.identity);
     if (blocks) {
-        h->refused = 1;
-        h->keep = 0;
-        host_down(p, h, now_ms,
-                  "the identity %s (the inventory's ssh.identity) is %s: libssh would wait "
-                  "forever to read it; refused",
-                  h->conf.identity, blocks);
+        host_refused(p, h, now_ms,
+                     "the identity %s (the inventory's ssh.identity) is %s: libssh would wait "
+                     "forever to read it; refused",
+                     h->conf.identity, blocks);
         return;
     }
     Error err;
     if (session_configure(p, h, &err) < 0) {
-        h->refused = 1;
-        h->keep = 0; /* the same files are refused again */
-        host_down(p, h, now_ms, "%s", err.msg);
+        host_refused(p, h, now_ms, "%s", err.msg);
         return;
     }
     host_check_default_identities(h);
     unsigned open_mode = identity_too_open(h->conf.identity);
     if (open_mode) {
-        h->refused = 1;
-        h->keep = 0;
-        host_down(p, h, now_ms,
-                  "the identity %s (the inventory's ssh.identity) may be read by others "
-                  "(mode %03o): refused, as ssh refuses it; chmod 600 it",
-                  h->conf.identity, open_mode);
+        host_refused(p, h, now_ms,
+                     "the identity %s (the inventory's ssh.identity) may be read by others "
+                     "(mode %03o): refused, as ssh refuses it; chmod 600 it",
+                     h->conf.identity, open_mode);
         return;
     }
     if (h->proxy[0]) {
-        h->refused = 1;
-        h->keep = 0; /* the same config refuses it again */
-        host_down(p, h, now_ms,
-                  "the ssh configuration gives %s a ProxyCommand or ProxyJump (%s): tunedeck "
-                  "connects directly and does not use proxies; give the host an address it can "
-                  "reach, or remove the proxy for it",
-                  h->conf.host, h->proxy);
+        host_refused(p, h, now_ms,
+                     "the ssh configuration gives %s a ProxyCommand or ProxyJump (%s): tunedeck "
+                     "connects directly and does not use proxies; give the host an address it can "
+                     "reach, or remove the proxy for it",
+                     h->conf.host, h->proxy);
         return;
     }
     /* Before any connection: the handshake reads known_hosts before the key check does
@@ -255,12 +265,10 @@ void host_start_attempt(HostPool *p, Host *h, int64_t now_ms)
     const char *kh_blocks = file_would_block(h->known_file);
     if (kh_blocks) {
         h->key = HOSTKEY_ERROR;
-        h->refused = 1;
-        h->keep = 0; /* the same file is refused again */
-        host_down(p, h, now_ms,
-                  "cannot check the host key: known_hosts file %s is %s: the read would wait "
-                  "forever; refused",
-                  h->known_file, kh_blocks);
+        host_refused(p, h, now_ms,
+                     "cannot check the host key: known_hosts file %s is %s: the read would wait "
+                     "forever; refused",
+                     h->known_file, kh_blocks);
         return;
     }
     if (host_name_valid(h->target, &err) < 0) {
@@ -440,9 +448,8 @@ static void drive_handshake(HostPool *p, Host *h, int64_t now_ms)
     SshNegotiated used = {ssh_get_kex_algo(h->s), ssh_get_cipher_in(h->s), ssh_get_cipher_out(h->s),
                           ssh_get_hmac_in(h->s), ssh_get_hmac_out(h->s)};
     if (sshalgos_check_negotiated(&used, &err) < 0) {
-        h->refused = 1;
-        h->keep = 0; /* the same would be agreed again */
-        host_down(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port, err.msg);
+        host_refused(p, h, now_ms, "ssh handshake with %s port %d: %s", h->target, h->port,
+                     err.msg);
         return;
     }
     if (h->handshake_view_fd >= 0) { /* the check reads the file afresh (known_server) */
@@ -511,7 +518,6 @@ void host_io(HostPool *p, Host *h, short revents, int64_t now_ms)
         break;
     }
 }
-
 
 /* libssh may read a keep-alive reply inside one of its own calls (waiting on the pending
  * global request), so our poll() never sees those bytes arrive and a quiet but live host

@@ -114,8 +114,8 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
  * checked whole. RSA keys sign with SHA-2 only (sshalgos.c). */
 static int pin_key_type(Host *h, enum ssh_keytypes_e type)
 {
-    const char *algos = type == SSH_KEYTYPE_RSA ? "rsa-sha2-512,rsa-sha2-256"
-                                                : ssh_key_type_to_char(type);
+    const char *algos =
+        type == SSH_KEYTYPE_RSA ? "rsa-sha2-512,rsa-sha2-256" : ssh_key_type_to_char(type);
     if (!algos || type == SSH_KEYTYPE_UNKNOWN)
         return -1;
     return ssh_options_set(h->s, SSH_OPTIONS_HOSTKEYS, algos) == SSH_OK ? 0 : -1;
@@ -152,19 +152,17 @@ void host_check_key(HostPool *p, Host *h, int64_t now_ms)
     }
     enum ssh_keytypes_e type = ssh_key_type(key);
     Error err;
-    int revoked = knownhosts_check_private(file, &err) < 0 ? -1
-                                                            : host_key_revoked(h, key, b64, &err);
+    int revoked =
+        knownhosts_check_private(file, &err) < 0 ? -1 : host_key_revoked(h, key, b64, &err);
     ssh_key_free(key);
     ssh_string_free_char(b64);
     if (revoked != 0) {
         h->key = revoked > 0 ? HOSTKEY_REVOKED : HOSTKEY_ERROR;
-        h->refused = 1;
-        h->keep = 0; /* refused again until a file is fixed */
         if (revoked > 0)
-            host_down(p, h, now_ms, "host key for %s (%s) %s: refused", h->target,
-                      h->fingerprint, err.msg);
+            host_refused(p, h, now_ms, "host key for %s (%s) %s: refused", h->target,
+                         h->fingerprint, err.msg);
         else
-            host_down(p, h, now_ms, "cannot check the host key: %s", err.msg);
+            host_refused(p, h, now_ms, "cannot check the host key: %s", err.msg);
         return;
     }
     err.msg[0] = 0;
@@ -206,8 +204,6 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
     case SSH_KNOWN_HOSTS_OTHER:
         h->key = HOSTKEY_CHANGED;
         h->offered_fp[0] = 0;
-        h->refused = 1;
-        h->keep = 0; /* never retried: it would be refused again */
         {
             /* The command that removes the line: its name is "[host]:port" off port 22, which
              * an operator would not guess, and a file written under HashKnownHosts (Debian's
@@ -215,11 +211,11 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
             char host_port[300];
             host_port_name(h, host_port, sizeof host_port);
             char *qname = shquote(host_port), *qfile = shquote(file);
-            host_down(p, h, now_ms,
-                      "host key for %s changed (now %s): refused; if the change is expected, "
-                      "remove its old line from %s: ssh-keygen -R %s -f %s",
-                      h->target, h->fingerprint, file, qname ? qname : host_port,
-                      qfile ? qfile : file);
+            host_refused(p, h, now_ms,
+                         "host key for %s changed (now %s): refused; if the change is expected, "
+                         "remove its old line from %s: ssh-keygen -R %s -f %s",
+                         h->target, h->fingerprint, file, qname ? qname : host_port,
+                         qfile ? qfile : file);
             free(qname);
             free(qfile);
         }
@@ -238,15 +234,13 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
             return;
         }
         h->key = HOSTKEY_UNKNOWN;
-        h->refused = 1;
-        h->keep = 0;
         if (accepted[0]) {
             /* The key shown is not the key offered now: the operator saw another one. */
             snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
-            host_down(p, h, now_ms,
-                      "unknown host key for %s (%s) is not the %s that was accepted: the "
-                      "host now offers another key; refused, nothing written to %s",
-                      h->target, h->fingerprint, accepted, file);
+            host_refused(p, h, now_ms,
+                         "unknown host key for %s (%s) is not the %s that was accepted: the "
+                         "host now offers another key; refused, nothing written to %s",
+                         h->target, h->fingerprint, accepted, file);
             return;
         }
         snprintf(h->offered_fp, sizeof h->offered_fp, "%s", h->fingerprint);
@@ -254,17 +248,17 @@ static void settle_key(HostPool *p, Host *h, int64_t now_ms, enum ssh_known_host
         host_port_name(h, host_port, sizeof host_port);
         int ca_line = knownhosts_cert_authority(file, host_port);
         if (ca_line > 0) /* trusted there through a CA only, which libssh 0.10 cannot check */
-            host_down(p, h, now_ms,
-                      "unknown host key for %s (%s): refused, %s trusts it only through the "
-                      "@cert-authority line %d, and tunedeck does not use certificate "
-                      "authorities; check the fingerprint and accept the host key itself "
-                      "with --accept-new-host-keys (or add it to %s)",
-                      h->target, h->fingerprint, file, ca_line, file);
+            host_refused(p, h, now_ms,
+                         "unknown host key for %s (%s): refused, %s trusts it only through the "
+                         "@cert-authority line %d, and tunedeck does not use certificate "
+                         "authorities; check the fingerprint and accept the host key itself "
+                         "with --accept-new-host-keys (or add it to %s)",
+                         h->target, h->fingerprint, file, ca_line, file);
         else
-            host_down(p, h, now_ms,
-                      "unknown host key for %s (%s): refused, it is not in %s; check the "
-                      "fingerprint and accept it with --accept-new-host-keys",
-                      h->target, h->fingerprint, file);
+            host_refused(p, h, now_ms,
+                         "unknown host key for %s (%s): refused, it is not in %s; check the "
+                         "fingerprint and accept it with --accept-new-host-keys",
+                         h->target, h->fingerprint, file);
         return;
     case SSH_KNOWN_HOSTS_ERROR:
     default:

@@ -110,6 +110,10 @@ void host_io(HostPool *p, Host *h, short revents, int64_t now_ms);
 /* The connection is over: say why, fail what ran on it, and plan the retry. */
 void host_down(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* host_down for a refusal for good (a host key, a login, a file, a configuration): the host
+ * is marked refused (HostInfo.refused) and not retried until an operator acts. */
+void host_refused(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* hostauth.c: logging in. */
 /* libssh's passphrase callback (userdata: the Host): never prompts, notes that one was asked. */
