@@ -403,9 +403,12 @@ before_alive=$(alive_in "$T/groups5")
 check "the killed trial 5 left processes behind ($before_alive of 3 groups alive)" [ "$before_alive" = 3 ]
 "$bin" tune --resume "$id" --budget 5 --json > "$T/r1b.json" 2> "$T/r1b.err"
 thaw_sessions
-check "the second resume stopped trial 5's groups by the file's number and journaled it" \
-    sh -c "[ \$(grep -c 'interrupted trial 5: process group [0-9]* on h[123]: stopped' '$T/r1b.err') -eq 3 ] &&
-           [ \$(grep -c '\"event\":\"remote_process_stop\",\"trial\":5,.*\"result\":\"stopped\"' '$j1') -eq 3 ]"
+said5=$(grep -c 'interrupted trial 5: process group [0-9]* on h[123]: stopped' "$T/r1b.err")
+journaled5=$(grep -c '"event":"remote_process_stop","trial":5,.*"result":"stopped"' "$j1")
+check "the second resume stopped trial 5's groups by the file's number and journaled it (said $said5, journaled $journaled5 of 3)" \
+    [ "$said5 $journaled5" = "3 3" ]
+# what the resume said of them, when it is not that (CI saw it once, under load)
+[ "$said5 $journaled5" = "3 3" ] || grep -e 'trial 5' -e 'h[123]' "$T/r1b.err" | head -20
 left=$(alive_in "$T/groups5")
 marker=$(marker_left)
 check "no process of trial 5 is left on any host ($left groups, $marker marked)" \
