@@ -510,6 +510,34 @@ check "with the line not excluding h8, its ed25519 key there is asked for and is
 harness_stop 8
 cp "$T/kh.all" "$kh"
 
+echo "an IPv6 address in brackets is one host, its key kept as [::1]:port"
+# Regression (docs/remote.md walkthrough): the host check's error advised '[ ]' for IPv6, but
+# the inventory read "[::1]" as a host range and refused it. sshd 9 listens on ::1 as well.
+if ip -6 addr show lo 2> /dev/null | grep -q 'inet6 ::1/'; then
+    harness_start 9 "ListenAddress [::1]:$H_PORT"
+    : > "$T/kh6"
+    chmod 600 "$T/kh6"
+    python3 - "$T/inv.json" "$T/inv6.json" "$T/kh6" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+inv["machines"] = [{"name": "v6", "host": "[::1]", "type": "g"},
+                   {"name": "v6bare", "host": "::1", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv6.json" --only v6 \
+        --accept-new-host-keys -- true > "$T/v6a" 2>&1
+    check "host '[::1]' is accepted and connects, its new key accepted" grep -q 'v6 exit 0' "$T/v6a"
+    check "its key is kept as ssh keeps it, under [::1]:$H_PORT" \
+        sh -c "ssh-keygen -F '[::1]:$H_PORT' -f '$T/kh6' > /dev/null"
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv6.json" -- true > "$T/v6b" 2>&1
+    check "that key is then known for '[::1]' and for the bare ::1 alike" \
+        sh -c "grep -q 'v6 exit 0' '$T/v6b' && grep -q 'v6bare exit 0' '$T/v6b' && [ \"\$(wc -l < '$T/kh6')\" = 1 ]"
+    harness_stop 9
+else
+    echo "  skip: this machine has no IPv6 loopback (::1); tests/core/model/test_hostrange.c covers the parse"
+fi
+
 echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
 # libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
 # and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.
