@@ -538,6 +538,25 @@ else
     echo "  skip: this machine has no IPv6 loopback (::1); tests/core/model/test_hostrange.c covers the parse"
 fi
 
+echo "accepting a key creates the known_hosts folder, one level, or names what is missing"
+# Regression (docs/remote.md walkthrough): with two folders missing it failed "cannot open
+# .../kh to add the host key: No such file or directory", naming neither folder.
+for where in one deep; do
+    case $where in one) khw="$T/kone/kh" ;; deep) khw="$T/kdeep/sub/kh" ;; esac
+    python3 - "$T/inv.json" "$T/inv-kh$where.json" "$khw" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-kh$where.json" --only h3 \
+        --accept-new-host-keys -- true > "$T/khw-$where" 2>&1
+done
+check "one missing folder is created 0700, the key added to a file 0600" \
+    sh -c "grep -q 'h3 exit 0' '$T/khw-one' && [ \"\$(stat -c %a '$T/kone')\" = 700 ] && [ \"\$(stat -c %a '$T/kone/kh')\" = 600 ] && grep -q '127.0.0.13' '$T/kone/kh'"
+check "two missing folders: refused, naming both and the mkdir to run, nothing created" \
+    sh -c "grep -q 'h3 ssh-failed: .*cannot add the host key to $T/kdeep/sub/kh: its folder $T/kdeep/sub is missing, and so is $T/kdeep above it: .*(mkdir -p -m 700 $T/kdeep/sub).*nothing written' '$T/khw-deep' && [ ! -e '$T/kdeep' ]"
+
 echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
 # libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
 # and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.
