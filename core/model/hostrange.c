@@ -4,6 +4,7 @@
  * never make it spend minutes or gigabytes (found by tests/fuzz/fuzz_hostrange.c). */
 #include "core/model/hostrange.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,47 @@ static int push(Segment *g, const char *text, size_t len, const char *pattern, E
     g->items[g->n++] = copy;
     g->bytes += len;
     return 0;
+}
+
+/* The advice every misplaced IPv6 bracket gets: what is accepted, and where a port goes. */
+#define IPV6_WHOLE                                                                                 \
+    "an IPv6 address in brackets must be the whole host, as in [fd00::1] (or bare, fd00::1; "      \
+    "a port goes in the machine's 'port' field, a user in its 'user' field)"
+
+/* "[fd00::1]", the whole pattern: an IPv6 address in brackets, as ssh_config and URLs write
+ * one, is one host, the address itself, without them: OpenSSH's ssh cannot resolve
+ * "[::1]", and MASTER_ADDR and the hand-stop advice take the bare form, which the inventory
+ * accepted already (libssh strips the brackets; its known_hosts key is "[::1]:port" either
+ * way). 1 with the address in addr, 0 when the pattern is not one (a bracket group without
+ * ':' is a range), -1 when it is meant as one but is not an address. */
+static int ipv6_whole(const char *pattern, size_t plen, const char *shown, char *addr, size_t cap,
+                      Error *err)
+{
+    if (plen < 2 || pattern[0] != '[')
+        return 0;
+    const char *close = memchr(pattern, ']', plen);
+    size_t blen = close ? (size_t)(close - pattern - 1) : plen - 1;
+    if (!memchr(pattern + 1, ':', blen))
+        return 0;
+    if (!close || close != pattern + plen - 1)
+        return 0; /* parse_segments refuses it, with the advice */
+    const char *zone = memchr(pattern + 1, '%', blen);
+    if (zone)
+        return error_set(err,
+                         "host range '%s': a zone index ('%.*s') is not accepted: give a "
+                         "global or unique-local address, or a host name",
+                         shown, (int)(close - zone), zone);
+    struct in6_addr a;
+    if (blen < cap) {
+        memcpy(addr, pattern + 1, blen);
+        addr[blen] = 0;
+    }
+    if (blen >= cap || inet_pton(AF_INET6, addr, &a) != 1)
+        return error_set(err,
+                         "host range '%s': expected an IPv6 address in the brackets, as in "
+                         "[fd00::1]",
+                         shown);
+    return 1;
 }
 
 /* Expands one bracket body "01-16,20" into its strings (at most `room` of them). */
@@ -120,6 +162,8 @@ static int parse_segments(const char *pattern, const char *shown, Segment **out,
             const char *nested = strchr(p + 1, '[');
             if (!close || (nested && nested < close)) {
                 rc = error_set(err, "host range '%s': '[' without its ']'", shown);
+            } else if (memchr(p + 1, ':', (size_t)(close - p - 1))) {
+                rc = error_set(err, "host range '%s': " IPV6_WHOLE, shown);
             } else {
                 rc = expand_group(p + 1, (size_t)(close - p - 1), shown, HOSTRANGE_MAX / *count, s,
                                   err);
@@ -153,6 +197,19 @@ int hostrange_expand(const char *pattern, char ***out, size_t *n, Error *err)
         snprintf(shown, sizeof shown, "%s", pattern);
     else
         snprintf(shown, sizeof shown, "%.60s...", pattern);
+    char addr[INET6_ADDRSTRLEN + 16];
+    int v6 = ipv6_whole(pattern, strlen(pattern), shown, addr, sizeof addr, err);
+    if (v6 < 0)
+        return -1;
+    if (v6) {
+        if (!(*out = calloc(1, sizeof **out)) || !((*out)[0] = strdup(addr))) {
+            free(*out);
+            *out = NULL;
+            return error_no_memory(err, "host range '%s'", shown);
+        }
+        *n = 1;
+        return 0;
+    }
     Segment *segs = NULL;
     size_t n_segs = 0, count = 0;
     if (parse_segments(pattern, shown, &segs, &n_segs, &count, err) < 0)
@@ -260,6 +317,10 @@ int hostrange_contains(const char *pattern, size_t plen, const char *name, Error
              plen < 60 ? "" : "...");
     if (!plen)
         return error_set(err, "host range: expected a host name or pattern, found an empty string");
+    char addr[INET6_ADDRSTRLEN + 16];
+    int v6 = ipv6_whole(pattern, plen, shown, addr, sizeof addr, err);
+    if (v6)
+        return v6 < 0 ? -1 : strcmp(addr, name) == 0;
     size_t nlen = strlen(name);
     /* at[k]: the name's first k bytes match the pattern read so far; a bracket group may
      * match 1 to 9 digits, so several k may hold at once (no backtracking: linear) */
@@ -283,6 +344,10 @@ int hostrange_contains(const char *pattern, size_t plen, const char *name, Error
             }
             const char *body = pattern + p + 1;
             size_t blen = (size_t)(close - body);
+            if (memchr(body, ':', blen)) {
+                rc = error_set(err, "host range '%s': " IPV6_WHOLE, shown);
+                break;
+            }
             if (!blen) {
                 rc = error_set(
                     err, "host range '%s': empty brackets: expected numbers like [1-4,7]", shown);

@@ -1,5 +1,6 @@
 /* pdsh/ClusterShell-style host lists: "node[01-16,20]" expands to node01..node16, node20,
- * keeping zero padding; several bracket groups multiply out. */
+ * keeping zero padding; several bracket groups multiply out. An IPv6 address in brackets,
+ * the whole pattern ("[fd00::1]"), is one host: the address, without them. */
 #ifndef TUNEDECK_HOSTRANGE_H
 #define TUNEDECK_HOSTRANGE_H
 

@@ -83,7 +83,7 @@ static int check_file_and_folder(const char *file, Error *err)
  * owner may do even in a sticky folder such as /tmp, and whoever can write its folder may
  * do too. So each link must be yours or root's, in a folder only you (or a sticky bit)
  * guard; else the file checked is not the file libssh then reads. A missing component ends
- * the walk: knownhosts_append creates what is missing, private. */
+ * the walk: knownhosts_append creates the file and its own folder, private, or refuses. */
 static int check_links(const char *file, Error *err)
 {
     char done[4096], rest[8192], link[4096], next[8192];
@@ -343,26 +343,41 @@ int knownhosts_hash_entry(const char *entry, const unsigned char salt[20], char 
     return 0;
 }
 
-static int make_parent(const char *file)
+/* The known_hosts file's own folder, created 0700 when it is missing, inside a folder that
+ * exists and passes the trust rules (yours or root's, writable by no group or others but
+ * for a sticky one); 0, or -1 with err. A deeper missing path is refused, naming what is
+ * missing: a mistyped known_hosts path would become a tree of new folders, the accepted key
+ * kept where no later run looks, and the folders tunedeck made on the way would be checked
+ * by nothing (only the file's own folder is). */
+static int make_folder(const char *file, Error *err)
 {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", file);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = 0;
-    return mkdir(dir, 0700) == 0 || errno == EEXIST ? 0 : -1;
+    char dir[4096], above[4096];
+    if (ownpath_folder(file, dir, sizeof dir) < 0 || ownpath_folder(dir, above, sizeof above) < 0)
+        return error_set(err, "known_hosts file %.200s...: path too long", file);
+    struct stat st;
+    if (stat(above, &st) < 0 && errno == ENOENT)
+        return error_set(err,
+                         "cannot add the host key to %s: its folder %s is missing, and so is "
+                         "%s above it: tunedeck creates the known_hosts folder (0700) only in "
+                         "a folder that exists; create it yourself (mkdir -p -m 700 %s), or "
+                         "correct the known_hosts path; nothing written",
+                         file, dir, above, dir);
+    if (check_path(above, "folder", OWNPATH_STICKY_OK, err) < 0)
+        return -1;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return error_set(err, "cannot create the known_hosts folder %s: %s", dir, strerror(errno));
+    /* One another user made in a shared folder since the check is not ours to write into. */
+    return check_path(dir, "folder", OWNPATH_STICKY_OK, err);
 }
 
-/* `file` opened to add a key (created 0600, its folder 0700, when missing), or -1 (err).
- * The file opened is checked again, not its name: one created (or put in place of a missing
- * one) in a shared folder between knownhosts_check_private and this open would otherwise
- * get the key, and keep whatever its owner adds after it. */
 static int open_checked(const char *file, struct stat *st, Error *err)
 {
     int fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == ENOENT && make_parent(file) == 0)
+    if (fd < 0 && errno == ENOENT) {
+        if (make_folder(file, err) < 0)
+            return -1;
         fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    }
     if (fd < 0)
         return error_set(err, "cannot open %s to add the host key: %s", file, strerror(errno));
     if (fstat(fd, st) < 0) {

@@ -57,7 +57,9 @@ int knownhosts_hash_entry(const char *entry, const unsigned char salt[20], char 
 
 /* Appends `line` (one known_hosts entry, a newline is added) to `file`, creating the file
  * (0600) and its folder (0700) when missing, and starting a new line when the file does
- * not end with one. */
+ * not end with one. Its folder is created only inside one that exists and that the trust
+ * rules pass; with more than one folder missing nothing is created (err names them and says
+ * how to make the folder). */
 int knownhosts_append(const char *file, const char *line, Error *err);
 
 #endif

@@ -80,16 +80,21 @@ int host_name_valid(const char *host, Error *err)
         return error_set(err, "host '%s': expected 1 to 253 characters", host);
     if (host[0] == '-')
         return error_set(err, "host '%s': expected a name not starting with '-'", host);
+    /* Brackets only around a whole IPv6 address, "[fd00::1]", as libssh reads them (it
+     * strips them); anywhere else they were a stray glob in every command and advice. */
+    int bracketed = host[0] == '[' && n > 2 && host[n - 1] == ']' && memchr(host, ':', n);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)host[i];
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '-' || c == '.' || c == '_' || c == ':' || c == '[' || c == ']';
+                 c == '-' || c == '.' || c == '_' || c == ':' ||
+                 (bracketed && (i == 0 || i == n - 1));
         if (!ok) {
             char shown[48]; /* 'è' (U+00E8), '\xE8': it showed '?' for both */
             termsafe_char(shown, sizeof shown, host + i);
             return error_set(err,
                              "host '%s': unexpected character %s at %zu: expected letters, "
-                             "digits, '-', '.', '_', ':' or '[ ]' (IPv6) only",
+                             "digits, '-', '.', '_' or ':' only (an IPv6 address bare, "
+                             "fd00::1, or in brackets around the whole host, [fd00::1])",
                              host, shown, i + 1);
         }
     }

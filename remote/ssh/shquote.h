@@ -19,8 +19,9 @@ char *shquote(const char *arg);
 /* Joins argv quoted word by word, separated by spaces; caller frees. */
 char *shquote_argv(const char *const *argv, size_t n);
 
-/* A host name or address we are willing to connect to: letters, digits, '-', '.', '_',
- * ':' (IPv6) and '[' ']' only, 1-253 bytes, not starting with '-'. */
+/* A host name or address we are willing to connect to: letters, digits, '-', '.', '_' and
+ * ':' (IPv6) only, or an IPv6 address in brackets ("[fd00::1]", brackets around the whole
+ * host only), 1-253 bytes, not starting with '-'. */
 int host_name_valid(const char *host, Error *err);
 
 enum { USER_NAME_MAX = 256 }; /* as long as AD's; the inventory's user fields hold it */

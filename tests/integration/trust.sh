@@ -510,6 +510,53 @@ check "with the line not excluding h8, its ed25519 key there is asked for and is
 harness_stop 8
 cp "$T/kh.all" "$kh"
 
+echo "an IPv6 address in brackets is one host, its key kept as [::1]:port"
+# Regression (docs/remote.md walkthrough): the host check's error advised '[ ]' for IPv6, but
+# the inventory read "[::1]" as a host range and refused it. sshd 9 listens on ::1 as well.
+if ip -6 addr show lo 2> /dev/null | grep -q 'inet6 ::1/'; then
+    harness_start 9 "ListenAddress [::1]:$H_PORT"
+    : > "$T/kh6"
+    chmod 600 "$T/kh6"
+    python3 - "$T/inv.json" "$T/inv6.json" "$T/kh6" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+inv["machines"] = [{"name": "v6", "host": "[::1]", "type": "g"},
+                   {"name": "v6bare", "host": "::1", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv6.json" --only v6 \
+        --accept-new-host-keys -- true > "$T/v6a" 2>&1
+    check "host '[::1]' is accepted and connects, its new key accepted" grep -q 'v6 exit 0' "$T/v6a"
+    check "its key is kept as ssh keeps it, under [::1]:$H_PORT" \
+        sh -c "ssh-keygen -F '[::1]:$H_PORT' -f '$T/kh6' > /dev/null"
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv6.json" -- true > "$T/v6b" 2>&1
+    check "that key is then known for '[::1]' and for the bare ::1 alike" \
+        sh -c "grep -q 'v6 exit 0' '$T/v6b' && grep -q 'v6bare exit 0' '$T/v6b' && [ \"\$(wc -l < '$T/kh6')\" = 1 ]"
+    harness_stop 9
+else
+    echo "  skip: this machine has no IPv6 loopback (::1); tests/core/model/test_hostrange.c covers the parse"
+fi
+
+echo "accepting a key creates the known_hosts folder, one level, or names what is missing"
+# Regression (docs/remote.md walkthrough): with two folders missing it failed "cannot open
+# .../kh to add the host key: No such file or directory", naming neither folder.
+for where in one deep; do
+    case $where in one) khw="$T/kone/kh" ;; deep) khw="$T/kdeep/sub/kh" ;; esac
+    python3 - "$T/inv.json" "$T/inv-kh$where.json" "$khw" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["known_hosts"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    TUNEDECK_SSH_CONFIG=/dev/null timeout 20 "$rexec" --cluster "$T/inv-kh$where.json" --only h3 \
+        --accept-new-host-keys -- true > "$T/khw-$where" 2>&1
+done
+check "one missing folder is created 0700, the key added to a file 0600" \
+    sh -c "grep -q 'h3 exit 0' '$T/khw-one' && [ \"\$(stat -c %a '$T/kone')\" = 700 ] && [ \"\$(stat -c %a '$T/kone/kh')\" = 600 ] && grep -q '127.0.0.13' '$T/kone/kh'"
+check "two missing folders: refused, naming both and the mkdir to run, nothing created" \
+    sh -c "grep -q 'h3 ssh-failed: .*cannot add the host key to $T/kdeep/sub/kh: its folder $T/kdeep/sub is missing, and so is $T/kdeep above it: .*(mkdir -p -m 700 $T/kdeep/sub).*nothing written' '$T/khw-deep' && [ ! -e '$T/kdeep' ]"
+
 echo "a known_hosts name with % is the file tunedeck reads, for libssh too"
 # libssh expands %d, %h, ~ in SSH_OPTIONS_KNOWNHOSTS: "kh%d" was read by tunedeck as written
 # and by libssh as kh<home>/.ssh, so the two disagreed on which keys are known.

@@ -83,6 +83,27 @@ Test(cluster, round_trips_through_json)
     cluster_free(b);
 }
 
+/* Regression: "[::1]" in a host field was read as a range and refused, though the host
+ * check's own error advised brackets for IPv6. It is one host, the bare address, for every
+ * name a range gives (one host for all). */
+Test(cluster, bracketed_ipv6_host_is_one_host)
+{
+    Error err;
+    Cluster *c = parse("{\"name\": \"lab\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 1, "
+                       "\"devices\": [{\"id\": \"cpu\", \"kind\": \"cpu\"}]}}, \"machines\": "
+                       "[{\"name\": \"v[1-2]\", \"host\": \"[::1]\", \"type\": \"t\", "
+                       "\"port\": 2222}, {\"name\": \"w\", \"host\": \"[fd00::7]\", "
+                       "\"type\": \"t\"}]}",
+                       &err);
+    cr_assert_not_null(c, "%s", err.msg);
+    cr_assert_eq(c->n_machines, 3);
+    cr_assert_str_eq(c->machines[0].host, "::1");
+    cr_assert_str_eq(c->machines[1].host, "::1");
+    cr_assert_eq(c->machines[1].port, 2222);
+    cr_assert_str_eq(c->machines[2].host, "fd00::7");
+    cluster_free(c);
+}
+
 /* Each rejection names the place and what was expected. */
 static void rejects(const char *text, const char *needle)
 {

@@ -96,3 +96,27 @@ Test(hostrange, contains_matches_what_expansion_would_give)
     cr_assert(contains("n[08-12]", "n08"));
     cr_assert_not(contains("n[08-12]", "n8"));
 }
+
+/* Regression (docs/remote.md walkthrough): the host-name error advised '[ ]' for IPv6, but
+ * "[::1]" was read as a range ("expected digits in brackets, found ':'"). An IPv6 address
+ * in brackets is one host, the address itself (OpenSSH's ssh cannot resolve "[::1]"). */
+Test(hostrange, bracketed_ipv6_address_is_one_host)
+{
+    expect("[::1]", 1, (const char *[]){"::1"});
+    expect("[fd00:0:0:1::20]", 1, (const char *[]){"fd00:0:0:1::20"});
+    expect("[::ffff:10.0.0.1]", 1, (const char *[]){"::ffff:10.0.0.1"});
+    expect("::1", 1, (const char *[]){"::1"});                        /* bare, as before */
+    expect("fd00::[1-2]", 2, (const char *[]){"fd00::1", "fd00::2"}); /* a range, as before */
+    reject("[::1]:2222", "must be the whole host, as in [fd00::1]");
+    reject("[::1]:2222", "'port' field");
+    reject("n[::1]", "must be the whole host");
+    reject("[::1][1-2]", "must be the whole host");
+    reject("[fe80::1%eth0]", "zone index ('%eth0') is not accepted");
+    reject("[::g]", "expected an IPv6 address in the brackets");
+    reject("[::1", "without its ']'");
+    cr_assert(contains("[::1]", "::1"));
+    cr_assert_not(contains("[::1]", "[::1]"));
+    Error e;
+    cr_assert_lt(hostrange_contains("n[::1]", 6, "n::1", &e), 0);
+    cr_assert(strstr(e.msg, "must be the whole host"), "%s", e.msg);
+}

@@ -84,6 +84,42 @@ Test(knownhosts, append_creates_the_file_private_and_keeps_lines_whole)
     cr_assert_str_eq(text, "[a]:2 ssh-ed25519 AAAA1\nb ssh-ed25519 AAAA2\nc ssh-ed25519 AAAA3\n");
 }
 
+/* Regression (docs/remote.md walkthrough): with two folders missing, accepting a key failed
+ * with a bare "cannot open .../kh to add the host key: No such file or directory". Only the
+ * file's own folder is created (0700), in a folder that exists and passes the trust rules;
+ * deeper, nothing is created and the message names the folders and the command. */
+Test(knownhosts, append_creates_one_missing_folder_and_names_a_deeper_one)
+{
+    char file[192], folder[160], above[128];
+    snprintf(above, sizeof above, "%s/a", dir);
+    snprintf(folder, sizeof folder, "%s/b", above);
+    snprintf(file, sizeof file, "%s/kh", folder);
+    Error err;
+    cr_assert_eq(knownhosts_append(file, "h ssh-ed25519 AAAA1", &err), -1);
+    cr_assert(strstr(err.msg, folder) && strstr(err.msg, "is missing, and so is") &&
+                  strstr(err.msg, above) && strstr(err.msg, "mkdir -p -m 700") &&
+                  strstr(err.msg, "nothing written"),
+              "%s", err.msg);
+    struct stat st;
+    cr_assert_neq(stat(above, &st), 0, "nothing is created");
+    cr_assert_lt(knownhosts_lock(file, &err), 0, "the lock (the first open) refuses alike");
+    cr_assert(strstr(err.msg, "is missing, and so is"), "%s", err.msg);
+    /* one level missing, in a folder others can write: not created there */
+    cr_assert_eq(mkdir(above, 0700), 0);
+    chmod(above, 0777);
+    cr_assert_eq(knownhosts_append(file, "h ssh-ed25519 AAAA1", &err), -1);
+    cr_assert(strstr(err.msg, "known_hosts folder") && strstr(err.msg, above) &&
+                  strstr(err.msg, "writable by others"),
+              "%s", err.msg);
+    cr_assert_neq(stat(folder, &st), 0, "nothing is created");
+    chmod(above, 0755);
+    cr_assert_eq(knownhosts_append(file, "h ssh-ed25519 AAAA1", &err), 0, "%s", err.msg);
+    cr_assert_eq(stat(folder, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0700);
+    cr_assert_eq(stat(file, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600);
+}
+
 /* Regression: a known_hosts that others could write (an inventory's "known_hosts" in a
  * shared folder, a group-writable ~/.ssh) was trusted, so anyone able to write it could
  * add their own key for any host and pass the host-key check. */

@@ -87,6 +87,12 @@ Test(shquote, host_names_with_metacharacters_are_refused)
     cr_assert_eq(host_name_valid("node-01.lab", &e), 0);
     cr_assert_eq(host_name_valid("10.1.0.7", &e), 0);
     cr_assert_eq(host_name_valid("[fe80::1]", &e), 0);
+    cr_assert_eq(host_name_valid("fe80::1", &e), 0);
+    /* brackets only around a whole IPv6 address, as the error's advice says */
+    cr_assert_eq(host_name_valid("n[1]", &e), -1);
+    cr_assert(strstr(e.msg, "in brackets around the whole host, [fd00::1]"), "%s", e.msg);
+    cr_assert_eq(host_name_valid("[node]", &e), -1);
+    cr_assert_eq(host_name_valid("[::1]:22", &e), -1);
     cr_assert_eq(host_name_valid("a;rm -rf /", &e), -1);
     cr_assert(strstr(e.msg, "unexpected character ';'"), "%s", e.msg);
     cr_assert_eq(host_name_valid("$(x)", &e), -1);
