@@ -347,6 +347,23 @@ import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "unreachable" and t["reason"].startswith("ssh failed"), t
 EOF
+# A channel sshd closes under the command, the connection kept (ChannelTimeout: no exit
+# status, no signal) is "ssh failed on HOST": the channel's end does not say where. What the
+# command left there is stopped by the end of the session.
+harness_start 6 "ChannelTimeout session:*=1s"
+HARNESS_TIMEOUT_S=3 harness_inventory "$T/inv6.json" 6
+"$bin" tune --cluster "$T/inv6.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd ": chto$$; sleep 4; $trial" --budget 1 --optimizer random --json \
+    > "$T/t3c.json" 2> "$T/t3c.err"
+check "a channel closed without an exit status: unreachable, 'ssh failed on h6'" \
+    python3 - "$T/t3c.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "unreachable", t
+assert t["reason"] == "ssh failed on h6: the channel closed without an exit status", t
+EOF
+check "and nothing of its command is left on h6" sh -c "! pgrep -f 'ch[t]o$$' > /dev/null"
+harness_stop 6
 # Every part prints its lines, then waits (at most 10 s) until every host of the inventory
 # has, before it fails: a part whose host is slow to start is stopped, lines unprinted, once
 # the first part fails (a loaded full run saw h3 fail before h2 had printed).
