@@ -103,6 +103,10 @@ static void on_gpu_line(void *ud, RemoteExec *x, StreamKind s, const char *line,
     Error err;
     if (nvsmi_parse_gpu_line(line, &g, &err) < 0) {
         snprintf(h->why, sizeof h->why, "%s", err.msg);
+        /* No GPU read yet: the host is in error, its refusal the reason. It stayed
+         * "starting", the refusal said nowhere, for as long as every line was refused. */
+        if (h->state == GPUHOST_STARTING)
+            h->state = GPUHOST_ERROR;
         return;
     }
     /* Upsert by UUID: -lms repeats the whole table every period. */

@@ -45,6 +45,7 @@ struct TuneStop {
     char check[48];   /* a sweep's line for a host that did not answer starts with it */
     HostPool *pool;   /* where the host's login is read for that line */
     int quiet;
+    int announced; /* before a trial: "stopping N leftover process groups..." was said */
     TuneOrphanReportFn report;
     void *userdata;
     OrphanStop *run; /* NULL: out of memory, nothing sent */
@@ -297,7 +298,8 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
         return 0;
     }
     double wait_s = stop_wait_s(pool, &here);
-    if (report && wait_s > 2) { /* the wait can be seen: say why */
+    int announced = report && wait_s > 2;
+    if (announced) { /* the wait can be seen: say why */
         char line[512];
         snprintf(line, sizeof line,
                  "stopping %zu leftover process group%s of earlier trials before trial %d "
@@ -314,6 +316,7 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
         return 0; /* out of memory: the groups stay for the end of the session */
     }
     st->before_trial = 1;
+    st->announced = announced;
     st->here = here;
     st->lost = lost;
     st->trial = s->trial;
@@ -333,6 +336,16 @@ static int before_trial_end(TuneStop *st, char *why, size_t cap)
             char line[512];
             snprintf(line, sizeof line,
                      "stopped trial %d's leftover process group %ld on %s before trial %d",
+                     o->trial, o->pgid, o->machine, st->trial);
+            st->report(st->userdata, line);
+        }
+        /* Said once the stop was: a group the guard (or its own end) had ended left the
+         * operator with "stopping ..." and no word of how it went. */
+        if (gone && st->announced && st->report) {
+            char line[512];
+            snprintf(line, sizeof line,
+                     "trial %d's leftover process group %ld on %s had already ended: nothing "
+                     "to stop before trial %d",
                      o->trial, o->pgid, o->machine, st->trial);
             st->report(st->userdata, line);
         }

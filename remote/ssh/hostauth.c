@@ -144,6 +144,32 @@ static int auth_without_open_defaults(Host *h)
     }
 }
 
+/* The key files libssh would have offered (auto_key's, but the inventory's identity, said on
+ * its own) that exist and cannot be read, with why, as "; the identity F cannot be read: W":
+ * libssh skips them without a word, and a login that then fails said only "denied" (a key
+ * made with sudo, root's, in the operator's ~/.ssh). ssh names each ("Load key"). Empty when
+ * none. */
+static void unreadable_keys(const Host *h, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = 0;
+    if (h->ident_key)
+        return; /* the only key offered, and it was read */
+    for (int i = 0;; i++) {
+        char buf[1100];
+        int default_i;
+        const char *path = auto_key(h, i, buf, sizeof buf, &default_i);
+        if (!path)
+            break;
+        if (path == h->conf.identity || (default_i >= 0 && (h->open_defaults & (1u << default_i))))
+            continue; /* said on its own, or in the warning */
+        if (access(path, R_OK) == 0 || errno == ENOENT || used >= cap)
+            continue;
+        used += (size_t)snprintf(out + used, cap - used, "; the identity %s cannot be read: %s",
+                                 path, strerror(errno));
+    }
+}
+
 void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
 {
     int rc = h->ident_key       ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
@@ -182,18 +208,23 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                   "authentication failed for %s: no agent key was accepted, and the identity "
                   "%s (the inventory's ssh.identity) cannot be read: %s",
                   h->target, h->conf.identity, strerror(errno));
-    else if (h->open_defaults && !h->ident_key)
-        /* The config's keys come first: said before the warning, which may be cut short. */
-        host_down(p, h, now_ms,
-                  "authentication failed for %s: no agent key or identity file was accepted%s; "
-                  "%s",
-                  h->target,
-                  h->cfg.n_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
-                  h->warning);
-    else
-        host_down(p, h, now_ms,
-                  "authentication failed for %s: no agent key or identity "
-                  "file was accepted (%s)",
-                  h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
+    else {
+        char unreadable[400];
+        unreadable_keys(h, unreadable, sizeof unreadable);
+        if (h->open_defaults && !h->ident_key)
+            /* The config's keys come first: said before the warning, which may be cut short. */
+            host_down(p, h, now_ms,
+                      "authentication failed for %s: no agent key or identity file was "
+                      "accepted%s%s; %s",
+                      h->target,
+                      h->cfg.n_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
+                      unreadable, h->warning);
+        else
+            host_down(p, h, now_ms,
+                      "authentication failed for %s: no agent key or identity "
+                      "file was accepted (%s)%s",
+                      h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied",
+                      unreadable);
+    }
 }
 

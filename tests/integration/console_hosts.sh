@@ -193,4 +193,41 @@ wait_for '3/3 .*done' 30
 tmx send-keys -t c q y
 wait_for 'EXITED rc=0'
 tmx kill-session -t c
+
+# A changed key (h6: another key listed) and a revoked one (h7: its own key listed @revoked)
+# are never offered: `a` opens no prompt, says why, and known_hosts is not written; `y`
+# afterwards accepts nothing. Esc on an unknown key's prompt (h8) cancels, as any other key.
+for i in 6 7 8; do harness_start "$i"; done
+HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv6.json" 6 7 8
+sed -i "s|\"command\": \"true\"|\"command\": \"python3 $root/tests/fixtures/trial.py\"|" "$T/inv6.json"
+grep -v "127.0.0.1[678]" "$T/h/known_hosts" > "$T/kh"
+ssh-keygen -q -t ed25519 -N '' -f "$T/other6"
+echo "[127.0.0.16]:$H_PORT $(cut -d' ' -f1,2 "$T/other6.pub")" >> "$T/kh"
+echo "@revoked [127.0.0.17]:$H_PORT $(cut -d' ' -f1,2 "$T/h/host7.pub")" >> "$T/kh"
+cp "$T/kh" "$T/h/known_hosts"
+before="$(md5sum < "$T/h/known_hosts")"
+tmux_start c 230 30 \
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$T/state6 $bin --cluster $T/inv6.json --job $T/job.json --optimizer random --budget 3"
+tmx send-keys -t c 3
+wait_for 'h6 +127\.0\.0\.16 +down .*changed' 20
+wait_for 'h7 +127\.0\.0\.17 +down .*revoked' 20
+wait_for 'h8 +127\.0\.0\.18 +down .*unknown' 20
+tmx send-keys -t c a
+wait_for 'h6: only an unknown host key can be accepted \(this one is changed\): a changed or revoked key is never accepted'
+not_on_screen c 'Accept an unknown host key'
+tmx send-keys -t c y j a
+wait_for 'h7: only an unknown host key can be accepted \(this one is revoked\): a changed or revoked key is never accepted'
+not_on_screen c 'Accept an unknown host key'
+tmx send-keys -t c y j a
+wait_for 'Accept an unknown host key\?'
+wait_for "host h8 (127.0.0.18 port $H_PORT) offers the key" 10 F
+tmx send-keys -t c Escape
+tmux_wait_gone c 'Accept an unknown host key' 10 || fail "Esc left the accept prompt open"
+wait_for 'host key not accepted'
+[ "$(md5sum < "$T/h/known_hosts")" = "$before" ] || fail "known_hosts was written: $(cat "$T/h/known_hosts")"
+wait_for 'h6 +127\.0\.0\.16 +down .*changed'
+wait_for 'h7 +127\.0\.0\.17 +down .*revoked'
+tmx send-keys -t c q y
+wait_for 'EXITED rc=0'
+tmx kill-session -t c
 echo "console_hosts.sh: ok"

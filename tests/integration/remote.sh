@@ -228,6 +228,30 @@ assert p["pid"] == int(sys.argv[2]) and p["pgid"] == int(sys.argv[2]), p
 assert p["gpu_index"] == 1 and p["used_mib"] == 1024, p
 EOF
 
+# An nvidia-smi whose every line is refused (utilization 150): the host's GPU state is an
+# error naming the field, not "starting" with nothing said, as it stayed.
+mkdir -p "$T/h/host-bin7"
+cat > "$T/h/host-bin7/nvidia-smi" <<'EOF'
+#!/bin/sh
+case "$*" in *query-compute-apps*) exit 0 ;; esac
+# -lms: every period, as nvidia-smi does, until the channel closes (echo then fails)
+while echo '0, GPU-4c2e8a51-9d3f-7b1e-a6c0-2f5d8e9b1a73, NVIDIA A100-SXM4-40GB, 150, 10, 40960'; do
+    case "$*" in *-lms*) sleep 0.2 ;; *) exit 0 ;; esac
+done
+EOF
+chmod 755 "$T/h/host-bin7/nvidia-smi"
+harness_start 7
+HARNESS_TIMEOUT_S=3 harness_inventory "$T/inv7.json" 7
+"$bin" hosts --cluster "$T/inv7.json" --json > "$T/h7.json" 2>/dev/null
+harness_stop 7
+check "every nvidia-smi line refused: the GPU state is an error naming the field" \
+    python3 - "$T/h7.json" <<'EOF'
+import json, sys
+h = json.load(open(sys.argv[1]))["hosts"][0]
+assert h["gpu_state"] == "error" and h["gpus"] is None, h
+assert h["last_error"].startswith("utilization.gpu: expected a number in [0, 100]"), h
+EOF
+
 kill -STOP "$(cat "$T/h/sshd2.pid")"
 start=$(date +%s%N)
 "$bin" hosts --cluster "$T/inv.json" --json --gpu-wait 0 > "$T/h2.json" 2>/dev/null
@@ -347,6 +371,23 @@ import json, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "unreachable" and t["reason"].startswith("ssh failed"), t
 EOF
+# A channel sshd closes under the command, the connection kept (ChannelTimeout: no exit
+# status, no signal) is "ssh failed on HOST": the channel's end does not say where. What the
+# command left there is stopped by the end of the session.
+harness_start 6 "ChannelTimeout session:*=1s"
+HARNESS_TIMEOUT_S=3 harness_inventory "$T/inv6.json" 6
+"$bin" tune --cluster "$T/inv6.json" --job "$T/job.json" --launcher per-host \
+    --trial-cmd ": chto$$; sleep 4; $trial" --budget 1 --optimizer random --json \
+    > "$T/t3c.json" 2> "$T/t3c.err"
+check "a channel closed without an exit status: unreachable, 'ssh failed on h6'" \
+    python3 - "$T/t3c.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "unreachable", t
+assert t["reason"] == "ssh failed on h6: the channel closed without an exit status", t
+EOF
+check "and nothing of its command is left on h6" sh -c "! pgrep -f 'ch[t]o$$' > /dev/null"
+harness_stop 6
 # Every part prints its lines, then waits (at most 10 s) until every host of the inventory
 # has, before it fails: a part whose host is slow to start is stopped, lines unprinted, once
 # the first part fails (a loaded full run saw h3 fail before h2 had printed).

@@ -651,6 +651,17 @@ PY
     in_home "$T/d3"
     check "the same identity, private again, logs in, with no warning" \
         sh -c "grep -q 'h3 exit 0' '$T/d3' && ! grep -q warning '$T/d3'"
+    # A default identity that cannot be read (a key made with sudo, root's, in the operator's
+    # ~/.ssh): libssh skips it without a word, and the failure said only "denied"; ssh names
+    # it. Root reads every file: its read is refused by running without CAP_DAC_OVERRIDE.
+    nodac=""
+    [ "$(id -u)" -eq 0 ] && nodac="setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search"
+    chmod 000 "$T/home/.ssh/id_ed25519"
+    TUNEDECK_SSH_CONFIG="$T/cfg" unshare -m sh -c 'mount --bind "$1" "$2" && exec $5 timeout 20 "$3" --cluster "$4" --only h3 -- true' \
+        sh "$T/home" "$home" "$rexec" "$T/inv-noid.json" "$nodac" > "$T/d3u" 2>&1
+    check "a default identity that cannot be read is named in the login's failure, with why" \
+        grep -q "h3 ssh-failed: .*no agent key or identity file was accepted (denied); the identity $home/.ssh/id_ed25519 cannot be read: Permission denied" "$T/d3u"
+    chmod 600 "$T/home/.ssh/id_ed25519"
 
     echo "the config's IdentityFile keys are still offered when a default key is left out"
     # A stale 0644 id_rsa made tunedeck log in by itself, offering only the defaults: the

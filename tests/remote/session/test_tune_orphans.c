@@ -415,3 +415,60 @@ Test(tune_orphans, a_resume_stops_a_finished_trials_group_an_earlier_stop_left_r
     unlink(path);
     hostpool_free(pool);
 }
+
+/* Regression: a leftover group its guard had already ended (the usual case once a connection
+ * dropped: the guard stops the group when its session process goes) is "gone" to the stop
+ * before the next trial. The operator was told "stopping 1 leftover process group ... (up to
+ * N s)" and then nothing, as if the stop had not ended; now how it went is said. */
+static Sshd gone_sshd;
+
+static void gone_sshd_fini(void)
+{
+    sshd_fixture_stop(&gone_sshd);
+}
+
+Test(tune_orphans, a_stop_before_a_trial_that_finds_its_group_gone_says_so,
+     .timeout = TEST_TIMEOUT_S, .fini = gone_sshd_fini)
+{
+    sshd_fixture_start(&gone_sshd, "");
+    HostPool *pool = sshd_fixture_pool(&gone_sshd, "m0");
+    Cluster *c = fixture_cluster_json(one_host_inv);
+    Schedule *s = fixture_schedule(c, 10);
+    s->trial = 3;
+    s->worker[0] = s->ps[0] = 1;
+    /* A group id no process has: a child's, reaped. */
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        _exit(0);
+    }
+    setpgid(child, child);
+    waitpid(child, NULL, 0);
+    TuneJournal *tj = tune_journal_new(NULL);
+    OrphanList lost = {0};
+    cr_assert_eq(orphans_add(&lost, 1, "m0", (long)child, NULL), 0);
+    n_said = 0;
+    TuneStop *st = NULL;
+    cr_assert_eq(tune_orphans_before_trial_begin(pool, tj, &lost, s, keep_report, NULL, &st), 0);
+    cr_assert_not_null(st);
+    cr_assert_eq(n_said, 1);
+    cr_assert(strstr(said[0], "stopping 1 leftover process group of earlier trials before "
+                              "trial 3 (m0; up to "), "%s", said[0]);
+    tune_stop_wait(st);
+    char why[256] = "untouched";
+    cr_assert_eq(tune_stop_end(st, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(n_said, 2, "said %d lines: %s", n_said, said[0]);
+    char want[160];
+    snprintf(want, sizeof want,
+             "trial 1's leftover process group %ld on m0 had already ended: nothing to stop "
+             "before trial 3",
+             (long)child);
+    cr_assert_str_eq(said[1], want);
+    cr_assert_eq(lost.n, 0, "a gone group was kept for later");
+    orphans_clear(&lost);
+    tune_journal_free(tj);
+    hostpool_free(pool);
+    schedule_free(s);
+    cluster_free(c);
+}
