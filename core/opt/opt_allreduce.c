@@ -190,6 +190,12 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
 }
 
 /* Reached through the name "bespoke" when the job is an allreduce job (core/opt/optimizer.c). */
+static void leave_out(void *self, const unsigned char *out)
+{
+    ArOpt *b = self;
+    history_leave_out(&b->hist, out, b->c->n_machines);
+}
+
 const OptimizerKind OPTIMIZER_BESPOKE_ALLREDUCE = {
     "bespoke",
     "Bayesian optimization on the structured allreduce model (bespoke for allreduce jobs)",
@@ -198,4 +204,5 @@ const OptimizerKind OPTIMIZER_BESPOKE_ALLREDUCE = {
     observe,
     predict,
     destroy,
+    leave_out,
 };
