@@ -51,6 +51,19 @@ void history_leave_out(TrialHistory *h, const unsigned char *out, size_t n)
         h->left_out[m] = out[m] != 0;
 }
 
+unsigned char *history_leave_out_suspend(TrialHistory *h)
+{
+    unsigned char *kept = h->left_out;
+    h->left_out = NULL;
+    return kept;
+}
+
+void history_leave_out_restore(TrialHistory *h, unsigned char *kept)
+{
+    free(h->left_out);
+    h->left_out = kept;
+}
+
 int history_left_out(const TrialHistory *h, size_t m)
 {
     return h->left_out && h->left_out[m];

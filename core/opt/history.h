@@ -28,6 +28,11 @@ int history_has(const TrialHistory *h, const Schedule *s);
 void history_leave_out(TrialHistory *h, const unsigned char *out, size_t n);
 /* Whether machine m is left out. */
 int history_left_out(const TrialHistory *h, size_t m);
+/* Takes the left-out machines away (the caller puts them back with history_leave_out_restore):
+ * a search with none left finds nothing, and one as if none were left out gives the tuner a
+ * schedule to move off them, or before_launch one to refuse. */
+unsigned char *history_leave_out_suspend(TrialHistory *h);
+void history_leave_out_restore(TrialHistory *h, unsigned char *kept);
 /* Whether the search skips s: observed already, or it uses a left-out machine (a worker or a
  * parameter server there), where the trial would fail unreachable. */
 int history_skips(const TrialHistory *h, const Schedule *s);

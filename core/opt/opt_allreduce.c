@@ -160,6 +160,14 @@ static int suggest(void *self, Suggestion *out, Error *err)
         return -1;
     if (!s)
         s = opt_allreduce_search(b, err);
+    if (!s && b->hist.left_out) {
+        /* No set of devices on the machines left (every one left out, or too few for the
+         * batch): the search as if none were; the tuner moves its schedule or before_launch
+         * stops. */
+        unsigned char *kept = history_leave_out_suspend(&b->hist);
+        s = opt_allreduce_search(b, err);
+        history_leave_out_restore(&b->hist, kept);
+    }
     if (!s)
         return -1;
     b->suggested++;

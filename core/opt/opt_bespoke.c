@@ -201,6 +201,13 @@ static int suggest(void *self, Suggestion *out, Error *err)
     double ei = 0;
     if (!s)
         s = search(b, &ei, err);
+    if (!s && b->hist.left_out) {
+        /* No role set on the machines left (every one left out, or too few for the batch):
+         * the search as if none were; the tuner moves its schedule or before_launch stops. */
+        unsigned char *kept = history_leave_out_suspend(&b->hist);
+        s = search(b, &ei, err);
+        history_leave_out_restore(&b->hist, kept);
+    }
     if (!s)
         return -1;
     b->suggested++;

@@ -121,3 +121,40 @@ Test(tuner_left_out, gp_suggests_new_schedules_off_the_refused_machine)
 {
     check_left_out("A:alexnet", "gp", 12);
 }
+
+/* Every machine refused once trial 1 is in: no role set is left for the search. */
+static int every_machine_refused_after_trial_1(void *ud, size_t machine, char *why, size_t cap)
+{
+    Refusing *r = ud;
+    (void)machine;
+    r->asked++;
+    if (!r->t || tuner_n_trials(r->t) < 1)
+        return 1;
+    snprintf(why, cap, "its identity refused");
+    return 0;
+}
+
+/* Regression: with every machine left out, the bespoke search found no role set and the
+ * session stopped on "no role set can take the batch", before the session's own check
+ * (before_launch) could say which hosts were refused. The search then goes as if none were:
+ * the schedule is suggested and before_launch decides (here, with none, it runs). */
+static void check_every_machine_left_out(const char *spec)
+{
+    Error err;
+    SimCluster *sim = simcluster_new(spec, &err);
+    cr_assert_not_null(sim, "%s", err.msg);
+    Refusing refusing = {0};
+    Tuner *t = tuner_on(sim, "bespoke", 3, every_machine_refused_after_trial_1, &refusing);
+    refusing.t = t;
+    cr_assert_eq(tuner_run_blocking(t, &err), 0, "%s: %s", spec, err.msg);
+    cr_assert_eq(tuner_n_trials(t), 3);
+    cr_assert_not_null(tuner_trial(t, 1)->left_out);
+    tuner_free(t);
+    simcluster_free(sim);
+}
+
+Test(tuner_left_out, with_every_machine_left_out_bespoke_still_suggests)
+{
+    check_every_machine_left_out("B:googlenet");
+    check_every_machine_left_out("M1:resnet50");
+}
