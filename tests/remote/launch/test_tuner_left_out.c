@@ -33,6 +33,8 @@ static void no_events(void *ud, TunerEvent ev, const TrialRecord *rec)
     (void)ud, (void)ev, (void)rec;
 }
 
+static int async_suggest; /* the console's background suggestions */
+
 static Tuner *tuner_on(SimCluster *sim, const char *optimizer, int budget, TunerUsableFn usable,
                        void *userdata)
 {
@@ -44,6 +46,7 @@ static Tuner *tuner_on(SimCluster *sim, const char *optimizer, int budget, Tuner
                        .launcher = launcher_find("sim"),
                        .launch = {.sim = sim, .seed = 1},
                        .no_prune = 1,
+                       .async_suggest = async_suggest,
                        .on_event = no_events,
                        .machine_usable = usable,
                        .userdata = userdata};
@@ -104,6 +107,13 @@ static void check_left_out(const char *spec, const char *optimizer, int budget)
  * (its suggestions on machine 0, moved off it, all the same schedule). */
 Test(tuner_left_out, bespoke_on_B_googlenet_suggests_new_schedules_off_the_refused_machine)
 {
+    check_left_out("B:googlenet", "bespoke", 15);
+}
+
+/* The console's suggestions, made on a background thread: told on the loop's before it starts. */
+Test(tuner_left_out, background_suggestions_leave_the_refused_machine_out_too)
+{
+    async_suggest = 1;
     check_left_out("B:googlenet", "bespoke", 15);
 }
 
