@@ -269,7 +269,8 @@ static const char *const READ[] = {"created",     "optimizer",  "sim",          
                                    "budget",      "trial",      "stopped",       "override",
                                    "interrupted", "schedule",   "overridden",    "suggest_ms",
                                    "prediction",  "status",     "reason",        "time_s",
-                                   "comm_s",      "iterations", "device_time_s", "machine_time_s"};
+                                   "comm_s",      "iterations", "device_time_s", "machine_time_s",
+                                   "left_out"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {

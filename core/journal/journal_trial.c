@@ -52,6 +52,56 @@ cJSON *journal_suggested_json(int trial, int overridden, int override_id, const 
     return j;
 }
 
+void journal_suggested_add_left_out(cJSON *ev, const Cluster *c, const unsigned char *left_out)
+{
+    cJSON *names = NULL;
+    for (size_t m = 0; left_out && m < c->n_machines; m++)
+        if (left_out[m]) {
+            if (!names)
+                names = cJSON_AddArrayToObject(ev, "left_out");
+            cJSON_AddItemToArray(names, cJSON_CreateString(c->machines[m].name));
+        }
+}
+
+/* The suggested event's "left_out" (absent or empty: none) into *out, one flag per machine of
+ * c (NULL: none). Each entry names a machine of the cluster. */
+static int read_left_out(const cJSON *ev, const Cluster *c, const char *ctx, unsigned char **out,
+                         Error *err)
+{
+    *out = NULL;
+    if (!cJSON_GetObjectItemCaseSensitive(ev, "left_out"))
+        return 0; /* none, as in journals from before it */
+    const cJSON *a = jfield_array(ev, ctx, "left_out", 1, err);
+    if (!a)
+        return -1;
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a)
+    {
+        long m = cJSON_IsString(e) ? cluster_find_machine(c, e->valuestring) : -1;
+        if (m < 0) {
+            free(*out);
+            *out = NULL;
+            if (cJSON_IsString(e)) {
+                char safe[256];
+                termsafe(safe, sizeof safe, e->valuestring);
+                return error_set(err,
+                                 "%s: field 'left_out': entry %d: expected a machine of cluster "
+                                 "'%s', found '%s'",
+                                 ctx, i, c->name, safe);
+            }
+            return error_set(err, "%s: field 'left_out': entry %d: expected a machine's name, "
+                                  "found %s",
+                             ctx, i, jfield_type_name(e));
+        }
+        if (!*out && !(*out = calloc(c->n_machines, 1)))
+            return error_no_memory(err, "%s", ctx);
+        (*out)[m] = 1;
+        i++;
+    }
+    return 0;
+}
+
 cJSON *journal_started_json(int trial)
 {
     cJSON *j = cJSON_CreateObject();
@@ -227,6 +277,10 @@ int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, i
         schedule_free(s);
         return error_prefix(err, "%s", ctx);
     }
+    if (read_left_out(ev, c, ctx, &out->left_out, err) < 0) {
+        schedule_free(s);
+        return -1;
+    }
     out->suggestion.schedule = s;
     return 0;
 }
@@ -239,6 +293,7 @@ int journal_suggested_kept(const cJSON *ev, const Cluster *c, const char *ctx, i
         return -1;
     *trial = jt.journal_trial;
     suggestion_clear(&jt.suggestion);
+    free(jt.left_out);
     return 0;
 }
 
@@ -253,6 +308,7 @@ static int add_trial(JournalTrials *out, const cJSON *ev, const Cluster *c, cons
     JournalTrial *grown = realloc(out->trials, (out->n + 1) * sizeof *grown);
     if (!grown) {
         suggestion_clear(&jt.suggestion);
+        free(jt.left_out);
         return error_no_memory(err, "%s", ctx);
     }
     out->trials = grown;
@@ -367,6 +423,7 @@ void journal_trials_clear(JournalTrials *t)
     for (size_t i = 0; i < t->n; i++) {
         suggestion_clear(&t->trials[i].suggestion);
         observation_free(t->trials[i].obs);
+        free(t->trials[i].left_out);
     }
     free(t->trials);
     memset(t, 0, sizeof *t);

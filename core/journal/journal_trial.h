@@ -11,6 +11,11 @@
  *  the trial takes out of the queue: journal_override.h reads it back); no "override" else */
 cJSON *journal_suggested_json(int trial, int overridden, int override_id, const Suggestion *sg,
                               double suggest_ms);
+/* Adds "left_out":["NAME",...] to a suggested event: the machines of cluster c the optimizer
+ * was told to leave out when it made the suggestion (TrialRecord.left_out, one flag each),
+ * so that a resume re-makes it leaving them out; nothing when none is (left_out NULL or all
+ * zero: the field is absent, as in older journals). */
+void journal_suggested_add_left_out(cJSON *ev, const Cluster *c, const unsigned char *left_out);
 /* {"event":"started","trial":N,"wall_s":unix time} */
 cJSON *journal_started_json(int trial);
 /* {"event":"finished","trial":N,"status":"ok","reason":"","time_s":x|null,"comm_s":x|null,
@@ -35,6 +40,7 @@ typedef struct {
     int overridden;
     double suggest_ms;
     Suggestion suggestion; /* schedule and the scalar prediction (no per-part arrays) */
+    unsigned char *left_out; /* its "left_out": one flag per machine, owned; NULL: none */
     Observation *obs;      /* NULL: suggested or started but never finished (interrupted) */
     int started;
     size_t finished_line_skipped; /* the line of its "finished" event, skipped (a bad field,
@@ -61,9 +67,9 @@ int journal_suggested_follows(const cJSON *ev, const char *ctx, int last, int *t
 /* A "suggested" event as journal_trials_decode keeps it, the one reading of it that
  * `tunedeck sessions` shares (through the override tally, journal_override_tally.h): its number
  * follows `last` (journal_suggested_follows), its fields are read and its schedule is one the
- * cluster c takes and schedule_validate passes. 0 with *out filled (journal_trial, overridden,
- * suggest_ms, the suggestion: its schedule owned; trial, obs and started left 0); -1 with why
- * in err. */
+ * cluster c takes and schedule_validate passes, its "left_out" (absent: none) machines of c.
+ * 0 with *out filled (journal_trial, overridden, suggest_ms, the suggestion: its schedule
+ * owned; left_out owned; trial, obs and started left 0); -1 with why in err. */
 int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, int last,
                            JournalTrial *out, Error *err);
 /* journal_suggested_read's verdict alone: the trial's number in *trial, nothing kept. */

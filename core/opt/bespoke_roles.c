@@ -33,9 +33,19 @@ static int memo_key(const Schedule *s, uint64_t *key)
     return 1;
 }
 
+/* Whether s gives a role to a machine left out (history_leave_out): the search does not go
+ * there, as a trial would fail unreachable. */
+static int uses_left_out(const Bespoke *b, const Schedule *s)
+{
+    for (size_t m = 0; b->hist.left_out && m < b->c->n_machines; m++)
+        if (b->hist.left_out[m] && (s->worker[m] || s->ps[m]))
+            return 1;
+    return 0;
+}
+
 static double eval_roles(const Bespoke *b, Memo *memo, Schedule *s)
 {
-    if (!schedule_count_workers(s) || !schedule_count_ps(s))
+    if (!schedule_count_workers(s) || !schedule_count_ps(s) || uses_left_out(b, s))
         return INFINITY;
     uint64_t key = 0;
     size_t slot = 0;
@@ -97,11 +107,11 @@ static int role_state(const Schedule *s, size_t m)
     return (s->worker[m] ? 1 : 0) | (s->ps[m] ? 2 : 0);
 }
 
-static void group_move(Schedule *s, size_t type, int from, int to, int k)
+static void group_move(const TrialHistory *h, Schedule *s, size_t type, int from, int to, int k)
 {
     const Cluster *c = s->cluster;
     for (size_t m = 0; m < c->n_machines && k > 0; m++)
-        if (c->machines[m].type == type && role_state(s, m) == from) {
+        if (c->machines[m].type == type && role_state(s, m) == from && !history_left_out(h, m)) {
             s->worker[m] = (unsigned char)(to & 1);
             s->ps[m] = (unsigned char)((to >> 1) & 1);
             k--;
@@ -120,7 +130,8 @@ static void climb_groups(const Bespoke *b, Schedule *s, double cur, Cand *pool, 
     for (int step = 0; step < MAX_CLIMB; step++) {
         memset(count, 0, c->n_types * 4 * sizeof *count);
         for (size_t m = 0; m < c->n_machines; m++)
-            count[c->machines[m].type * 4 + role_state(s, m)]++;
+            if (!history_left_out(&b->hist, m))
+                count[c->machines[m].type * 4 + role_state(s, m)]++;
         double best = cur;
         int moved = 0;
         for (size_t ty = 0; ty < c->n_types; ty++)
@@ -132,7 +143,7 @@ static void climb_groups(const Bespoke *b, Schedule *s, double cur, Cand *pool, 
                         if (ki > 0 && ks[ki] == ks[ki - 1])
                             continue;
                         schedule_copy_into(t, s);
-                        group_move(t, ty, from, to, ks[ki]);
+                        group_move(&b->hist, t, ty, from, to, ks[ki]);
                         double v = eval_roles(b, NULL, t);
                         pool_offer(pool, n_pool, t, v);
                         if (v < best - 1e-12 * fabs(best)) {
@@ -156,6 +167,10 @@ static void climb_groups(const Bespoke *b, Schedule *s, double cur, Cand *pool, 
 static void climb(const Bespoke *b, Memo *memo, Schedule *s, Cand *pool, size_t *n_pool)
 {
     const Cluster *c = b->c;
+    /* Each start off the machines left out: the climb goes on from what is left. */
+    for (size_t m = 0; b->hist.left_out && m < c->n_machines; m++)
+        if (b->hist.left_out[m])
+            s->worker[m] = s->ps[m] = 0;
     Schedule *t = schedule_copy(s);
     if (!t)
         return;

@@ -160,6 +160,14 @@ static int suggest(void *self, Suggestion *out, Error *err)
         return -1;
     if (!s)
         s = opt_allreduce_search(b, err);
+    if (!s && b->hist.left_out) {
+        /* No set of devices on the machines left (every one left out, or too few for the
+         * batch): the search as if none were; the tuner moves its schedule or before_launch
+         * stops. */
+        unsigned char *kept = history_leave_out_suspend(&b->hist);
+        s = opt_allreduce_search(b, err);
+        history_leave_out_restore(&b->hist, kept);
+    }
     if (!s)
         return -1;
     b->suggested++;
@@ -190,6 +198,12 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
 }
 
 /* Reached through the name "bespoke" when the job is an allreduce job (core/opt/optimizer.c). */
+static void leave_out(void *self, const unsigned char *out)
+{
+    ArOpt *b = self;
+    history_leave_out(&b->hist, out, b->c->n_machines);
+}
+
 const OptimizerKind OPTIMIZER_BESPOKE_ALLREDUCE = {
     "bespoke",
     "Bayesian optimization on the structured allreduce model (bespoke for allreduce jobs)",
@@ -198,4 +212,5 @@ const OptimizerKind OPTIMIZER_BESPOKE_ALLREDUCE = {
     observe,
     predict,
     destroy,
+    leave_out,
 };

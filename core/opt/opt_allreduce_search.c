@@ -148,6 +148,11 @@ static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *po
         memo->out_of_memory = 1;
         return;
     }
+    /* Each start off the machines left out (history_leave_out): the climb goes on from what
+     * is left and never puts a rank there, where the trial would fail unreachable. */
+    for (size_t m = 0; m < M; m++)
+        if (history_left_out(&b->hist, m))
+            counts[m] = 0;
     double cur = eval_counts(b, memo, counts, s);
     if (isfinite(cur)) {
         fill(b, memo, counts, s);
@@ -159,6 +164,8 @@ static void climb(const ArOpt *b, Memo *memo, int *counts, Schedule *s, Cand *po
         size_t best_m = M;
         int best_g = 0;
         for (size_t m = 0; m < M; m++) {
+            if (history_left_out(&b->hist, m))
+                continue;
             int max = (int)opt_allreduce_devices(b, m);
             int moves[4] = {counts[m] + 1, counts[m] - 1, 0, max};
             for (int k = 0; k < 4; k++) {
@@ -343,7 +350,8 @@ Schedule *opt_allreduce_search(ArOpt *b, Error *err)
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_ei = 0;
     for (size_t i = 0; i < n; i++) {
-        if (history_has(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+        /* not one already run, nor one on a machine left out (it would fail unreachable) */
+        if (history_skips(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;

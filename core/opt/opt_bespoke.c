@@ -160,7 +160,8 @@ static Schedule *search(Bespoke *b, double *ei_out, Error *err)
     size_t pick = (size_t)-1, pick_mean = (size_t)-1;
     double best_score = 0, best_ei = 0;
     for (size_t i = 0; i < n; i++) {
-        if (history_has(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
+        /* not one already run, nor one on a machine left out (it would fail unreachable) */
+        if (history_skips(&b->hist, cands[i].s) || schedule_validate(cands[i].s, NULL) < 0)
             continue;
         if (pick_mean == (size_t)-1 || cands[i].mean_s < cands[pick_mean].mean_s)
             pick_mean = i;
@@ -200,6 +201,13 @@ static int suggest(void *self, Suggestion *out, Error *err)
     double ei = 0;
     if (!s)
         s = search(b, &ei, err);
+    if (!s && b->hist.left_out) {
+        /* No role set on the machines left (every one left out, or too few for the batch):
+         * the search as if none were; the tuner moves its schedule or before_launch stops. */
+        unsigned char *kept = history_leave_out_suspend(&b->hist);
+        s = search(b, &ei, err);
+        history_leave_out_restore(&b->hist, kept);
+    }
     if (!s)
         return -1;
     b->suggested++;
@@ -232,9 +240,15 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
     return 0;
 }
 
+static void leave_out(void *self, const unsigned char *out)
+{
+    Bespoke *b = self;
+    history_leave_out(&b->hist, out, b->c->n_machines);
+}
+
 const OptimizerKind OPTIMIZER_BESPOKE = {
     "bespoke", "Bayesian optimization on the structured model of distributed SGD (seed §3)",
     create,    suggest,
     observe,   predict,
-    destroy,
+    destroy,   leave_out,
 };

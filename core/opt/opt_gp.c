@@ -60,6 +60,8 @@ typedef struct {
     gsl_rng *rng;
     Schedule *scratch;
     int *roles;
+    /* M flags, nonzero: the machine is left out (optimizer_leave_out); NULL: none is */
+    unsigned char *left_out;
 } GpOpt;
 
 static void destroy(void *self);
@@ -135,6 +137,7 @@ static void destroy(void *self)
     free(g->S);
     free(g->design);
     free(g->roles);
+    free(g->left_out);
     schedule_free(g->scratch);
     gsl_rng_free(g->rng);
     job_clear(&g->job);
@@ -284,10 +287,20 @@ static double expected_improvement(const GpOpt *g, const double *z)
     return imp * gsl_cdf_ugaussian_P(u) + sd * gsl_ran_ugaussian_pdf(u);
 }
 
-/* Decodes into a schedule not tried yet. */
+/* Whether the decoded schedule gives a role to a machine left out: a trial there would fail
+ * unreachable, so the search does not propose it. */
+static int uses_left_out(const GpOpt *g)
+{
+    for (size_t m = 0; g->left_out && m < g->M; m++)
+        if (g->left_out[m] && (g->scratch->worker[m] || g->scratch->ps[m]))
+            return 1;
+    return 0;
+}
+
+/* Decodes into a schedule not tried yet, on no machine left out. */
 static int fresh(GpOpt *g, const double *x, double *z)
 {
-    if (decode(g, x, NULL) < 0)
+    if (decode(g, x, NULL) < 0 || uses_left_out(g))
         return 0;
     canonical_of(g, g->scratch, z);
     return !already_tried(g, z);
@@ -542,6 +555,20 @@ static int predict(void *self, const Schedule *s, Suggestion *out, Error *err)
     return 0;
 }
 
+/* Out of memory none is left out: the tuner moves the schedule off them as before. */
+static void leave_out(void *self, const unsigned char *out)
+{
+    GpOpt *g = self;
+    free(g->left_out);
+    g->left_out = NULL;
+    size_t any = 0;
+    for (size_t m = 0; out && m < g->M; m++)
+        any += out[m] != 0;
+    if (any && (g->left_out = calloc(g->M, 1)))
+        for (size_t m = 0; m < g->M; m++)
+            g->left_out[m] = out[m] != 0;
+}
+
 const OptimizerKind OPTIMIZER_GP = {
     "gp",
     "generic GP-EI on the flattened roles and shares, Matérn 5/2 ARD (Spearmint-like peer)",
@@ -550,4 +577,5 @@ const OptimizerKind OPTIMIZER_GP = {
     observe,
     predict,
     destroy,
+    leave_out,
 };

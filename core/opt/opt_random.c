@@ -56,4 +56,5 @@ static void destroy(void *self)
 const OptimizerKind OPTIMIZER_RANDOM = {
     "random", "random roles and a random split of the batch", create, suggest, observe, NULL,
     destroy,
+    NULL, /* no search to narrow: the tuner moves its schedule off a machine left out */
 };

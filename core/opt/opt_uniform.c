@@ -97,12 +97,12 @@ const OptimizerKind OPTIMIZER_UNIFORM_DEVICES = {
     "uniform-devices", "the batch split evenly over every device (seed §4)",
     create_devices,    suggest,
     observe,           NULL,
-    destroy,
+    destroy,           NULL, /* one schedule: the tuner moves it off a machine left out */
 };
 
 const OptimizerKind OPTIMIZER_UNIFORM_GPUS = {
     "uniform-gpus", "the batch split evenly over every GPU (seed §4)",
     create_gpus,    suggest,
     observe,        NULL,
-    destroy,
+    destroy,        NULL, /* one schedule: the tuner moves it off a machine left out */
 };

@@ -71,6 +71,12 @@ void optimizer_observe(Optimizer *o, const Observation *obs)
     o->kind->observe(o->self, obs);
 }
 
+void optimizer_leave_out(Optimizer *o, const unsigned char *out)
+{
+    if (o->kind->leave_out)
+        o->kind->leave_out(o->self, out);
+}
+
 int optimizer_predict(Optimizer *o, const Schedule *s, Suggestion *out, Error *err)
 {
     memset(out, 0, sizeof *out);

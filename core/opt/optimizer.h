@@ -30,6 +30,8 @@ typedef struct {
     /* Predicts an arbitrary schedule (the console's override editor); may be NULL. */
     int (*predict)(void *self, const Schedule *s, Suggestion *out, Error *err);
     void (*destroy)(void *self);
+    /* The machines left out from now on (optimizer_leave_out); may be NULL. */
+    void (*leave_out)(void *self, const unsigned char *out);
 } OptimizerKind;
 
 struct Optimizer {
@@ -45,6 +47,13 @@ Optimizer *optimizer_new(const char *name, const Cluster *c, const JobSpec *job,
                          Error *err);
 int optimizer_suggest(Optimizer *o, Suggestion *out, Error *err);
 void optimizer_observe(Optimizer *o, const Observation *obs);
+/* The machines the next suggestions must not use (the tuner's: hosts refused for good), one
+ * flag per cluster machine, nonzero: left out; NULL or all zero: none (the suggestions are
+ * then those made without a call). The search skips candidates that use one, as it skips
+ * those already observed; the model is unchanged. Kept until the next call. An optimizer
+ * without a search to narrow (random, uniform) ignores it: the tuner moves its schedule off
+ * them (schedule_leave_out), as it does when no candidate is left. */
+void optimizer_leave_out(Optimizer *o, const unsigned char *out);
 int optimizer_predict(Optimizer *o, const Schedule *s, Suggestion *out, Error *err);
 void optimizer_free(Optimizer *o);
 

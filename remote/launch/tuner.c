@@ -81,7 +81,9 @@ void tuner_free(Tuner *t)
     for (size_t i = 0; i < t->n_trials; i++) {
         suggestion_clear(&t->trials[i].suggestion);
         observation_free(t->trials[i].obs);
+        free(t->trials[i].left_out);
     }
+    free(t->suggest_left_out);
     free(t->trials);
     prune_watch_clear(&t->prune);
     overridequeue_clear(&t->queue);

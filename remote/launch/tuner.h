@@ -25,6 +25,12 @@ typedef struct {
     /* TUNER_EVENT_DROPPED: why the tuner dropped the override itself, unrun (it names a
      * machine machine_usable refuses), a line to say to the operator; NULL: the operator's drop */
     const char *dropped_why;
+    /* The machines the optimizer was told to leave out when it made this suggestion (those
+     * machine_usable refused then: optimizer_leave_out), one flag per cluster machine, owned;
+     * NULL: none (every machine usable, or the operator's override). The journal keeps it
+     * (the suggested line's `left_out`), so that a resume re-makes the suggestion with the
+     * same machines left out. */
+    unsigned char *left_out;
 } TrialRecord;
 
 /* CONVERGED: the stop rule ended the session (rec: the last trial; tuner_converged says why).
@@ -61,10 +67,14 @@ typedef void (*TunerEventFn)(void *userdata, TunerEvent ev, const TrialRecord *r
 typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why, size_t cap);
 /* Whether machine `machine` can take part in a trial: 0 for one the session cannot reach for
  * good (its host refused for good: a host key, a login, ...), with why filled (the refusal in
- * the pool's words). The optimizer knows nothing of hosts, so a schedule of its that uses such
- * a machine is moved off it (schedule_leave_out) and predicted again before it is suggested;
- * one that cannot be moved (no machine left, or the batch does not fit on the rest) is left as
- * it is: before_launch decides. An operator's override is the operator's schedule, never
+ * the pool's words). The optimizer knows nothing of hosts: before each suggestion it is told
+ * which machines are left out (optimizer_leave_out, TrialRecord.left_out), and its search
+ * skips schedules that use one, so that it proposes new schedules on the machines left rather
+ * than one it would run again once moved. A schedule of its that still uses such a machine
+ * (the first design, an optimizer without such a search, no candidate left) is moved off it
+ * (schedule_leave_out) and predicted again before it is suggested; one that cannot be moved
+ * (no machine left, or the batch does not fit on the rest) is left as it is: before_launch
+ * decides. An operator's override is the operator's schedule, never
  * moved: one that uses such a machine is not queued (tuner_override's error says which and
  * why), and one already queued when its machine is refused is dropped unrun when its turn comes
  * (TUNER_EVENT_DROPPED with dropped_why), as each would fail unreachable and spend a trial. */
@@ -174,8 +184,11 @@ void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double s
  * or the journal's is it moved off machines the session could not reach (TunerUsableFn),
  * -1 with why in err when suggest() failed or memory for the trial's record ran out. Emits
  * only TUNER_EVENT_FINISHED. */
-int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
-                       double suggest_ms, Error *err);
+/* left_out: the machines the optimizer was told to leave out when it made the suggestion (the
+ * journal's TrialRecord.left_out; NULL: none), told it again before it re-makes it. */
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden,
+                       const unsigned char *left_out, const Observation *o, double suggest_ms,
+                       Error *err);
 /* Stops launching: the trial about to start (if any) is recorded as cancelled with this
  * reason, nothing more starts, and tuner_last_error() says why. Safe from on_event. */
 void tuner_stop(Tuner *t, const char *reason);

@@ -48,12 +48,20 @@ struct Tuner {
     int thread_live;
     int wake[2];
     Suggestion pending;
+    /* the machines the suggestion being made leaves out (TrialRecord.left_out, owned until
+     * its record takes it); NULL: none */
+    unsigned char *suggest_left_out;
     int pending_rc;
     double pending_ms;
     Error pending_err;
 };
 
 void tuner_emit(Tuner *t, TunerEvent ev, const TrialRecord *rec);
+/* Tells the optimizer which machines its next suggestion leaves out (out: one flag per
+ * cluster machine; NULL: none) and keeps a copy in t->suggest_left_out for the trial's record.
+ * Out of memory the optimizer is told none, and the record says none: a resume re-makes the
+ * suggestion as it was made. Takes opt_lock. */
+void tuner_tell_left_out(Tuner *t, const unsigned char *out);
 /* A new zeroed record at the end, numbered; NULL when memory runs out. */
 TrialRecord *tuner_add_record(Tuner *t);
 /* The one place a trial gets its outcome (o, kept; NULL: none): the best, the optimizer,

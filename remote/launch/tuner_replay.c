@@ -8,7 +8,7 @@
 
 void tuner_replay(Tuner *t, const Suggestion *sg, const Observation *o, double suggest_ms)
 {
-    tuner_replay_trial(t, sg, 0, o, suggest_ms, NULL);
+    tuner_replay_trial(t, sg, 0, NULL, o, suggest_ms, NULL);
 }
 
 /* Whether the journal's schedule is the optimizer's moved off machines it could not reach
@@ -26,13 +26,16 @@ static int moved_off(const Schedule *suggested, const Schedule *ran)
     return same;
 }
 
-int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Observation *o,
-                       double suggest_ms, Error *err)
+int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden,
+                       const unsigned char *left_out, const Observation *o, double suggest_ms,
+                       Error *err)
 {
     Suggestion again;
     memset(&again, 0, sizeof again);
     int differs = 0;
     if (!overridden) {
+        /* the machines it left out then (journaled), whatever the hosts say now */
+        tuner_tell_left_out(t, left_out);
         pthread_mutex_lock(&t->opt_lock);
         int rc = optimizer_suggest(t->opt, &again, err);
         pthread_mutex_unlock(&t->opt_lock);
@@ -47,6 +50,10 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
     if (!rec) {
         suggestion_clear(&again);
         return error_set(err, "tuner: out of memory for trial %zu's record", t->n_trials + 1);
+    }
+    if (!overridden) {
+        rec->left_out = t->suggest_left_out;
+        t->suggest_left_out = NULL;
     }
     if (!overridden && !differs) {
         /* The re-made suggestion is the one that ran, with all its part predictions. */
@@ -64,6 +71,7 @@ int tuner_replay_trial(Tuner *t, const Suggestion *sg, int overridden, const Obs
         /* the record goes: one without its schedule or outcome would be read through NULL */
         observation_free(measured);
         suggestion_clear(&rec->suggestion);
+        free(rec->left_out);
         t->n_trials--;
         return error_set(err, "tuner: out of memory for trial %zu's record", t->n_trials + 1);
     }

@@ -141,20 +141,49 @@ static void stop_out_of_memory(Tuner *t)
     t->phase = PHASE_STOPPED;
 }
 
+/* The machines the session cannot reach now (machine_usable refuses them), one flag each;
+ * NULL without machine_usable (or out of memory: none then). */
+static unsigned char *unusable_now(Tuner *t)
+{
+    const Cluster *c = t->cfg.cluster;
+    unsigned char *out = t->cfg.machine_usable ? calloc(c->n_machines + 1, 1) : NULL;
+    for (size_t m = 0; out && m < c->n_machines; m++) {
+        char why[ERROR_MSG_MAX];
+        out[m] = !t->cfg.machine_usable(t->cfg.userdata, m, why, sizeof why);
+    }
+    return out;
+}
+
+void tuner_tell_left_out(Tuner *t, const unsigned char *out)
+{
+    const Cluster *c = t->cfg.cluster;
+    free(t->suggest_left_out);
+    t->suggest_left_out = NULL;
+    int any = 0;
+    for (size_t m = 0; out && m < c->n_machines; m++)
+        any |= out[m] != 0;
+    if (any && (t->suggest_left_out = calloc(c->n_machines, 1)))
+        for (size_t m = 0; m < c->n_machines; m++)
+            t->suggest_left_out[m] = out[m] != 0;
+    pthread_mutex_lock(&t->opt_lock);
+    optimizer_leave_out(t->opt, t->suggest_left_out);
+    pthread_mutex_unlock(&t->opt_lock);
+}
+
 /* The optimizer's schedule moved off the machines the session cannot reach (machine_usable),
  * with the model's prediction for the schedule that will run (none when it cannot say): a
- * trial there would fail unreachable, teach the optimizer nothing, and spend the budget. */
+ * trial there would fail unreachable, teach the optimizer nothing, and spend the budget. The
+ * optimizer was told which machines to leave out (tuner_tell_left_out), so this is for the
+ * schedules it could not keep off them (its first design, one refused since it was told, an
+ * optimizer without a search, no candidate left). */
 static void leave_out_unusable(Tuner *t, Suggestion *sg)
 {
     const Cluster *c = t->cfg.cluster;
     const Schedule *s = sg->schedule;
-    unsigned char *out = t->cfg.machine_usable ? calloc(c->n_machines + 1, 1) : NULL;
+    unsigned char *out = unusable_now(t);
     int uses = 0;
-    for (size_t m = 0; out && m < c->n_machines; m++) {
-        char why[ERROR_MSG_MAX];
-        out[m] = !t->cfg.machine_usable(t->cfg.userdata, m, why, sizeof why);
+    for (size_t m = 0; out && m < c->n_machines; m++)
         uses |= out[m] && (s->worker[m] || s->ps[m]);
-    }
     Schedule *moved = uses ? schedule_copy(s) : NULL;
     if (moved && schedule_leave_out(moved, out, NULL) == 0) {
         Suggestion again;
@@ -183,6 +212,8 @@ static void accept_suggestion(Tuner *t, Suggestion *sg, double ms)
         stop_out_of_memory(t);
         return;
     }
+    rec->left_out = t->suggest_left_out; /* what the suggestion was made leaving out */
+    t->suggest_left_out = NULL;
     rec->suggestion = *sg;
     memset(sg, 0, sizeof *sg);
     rec->suggest_ms = ms;
@@ -259,6 +290,11 @@ void tuner_begin_trial(Tuner *t)
         launch(t, rec);
         return;
     }
+    /* The machines refused for good so far: the optimizer's search skips schedules on them
+     * (told here, on the loop's thread, where machine_usable may be asked). */
+    unsigned char *out = unusable_now(t);
+    tuner_tell_left_out(t, out);
+    free(out);
     if (t->cfg.async_suggest) {
         memset(&t->pending, 0, sizeof t->pending);
         if (pthread_create(&t->thread, NULL, suggest_thread, t) == 0) {

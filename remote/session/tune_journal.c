@@ -117,10 +117,14 @@ void tune_journal_on_event(void *userdata, TunerEvent ev, const TrialRecord *rec
     /* The file's number: trials lost to damaged lines before a resume keep theirs taken. */
     int trial = rec ? tuner_outside_number(tj->tuner, rec->trial) : 0;
     switch (ev) {
-    case TUNER_EVENT_SUGGESTED:
-        write_event(tj, journal_suggested_json(trial, rec->overridden, rec->override_id,
-                                               &rec->suggestion, rec->suggest_ms));
+    case TUNER_EVENT_SUGGESTED: {
+        cJSON *j = journal_suggested_json(trial, rec->overridden, rec->override_id,
+                                          &rec->suggestion, rec->suggest_ms);
+        /* what the suggestion was made leaving out: a resume re-makes it so */
+        journal_suggested_add_left_out(j, rec->suggestion.schedule->cluster, rec->left_out);
+        write_event(tj, j);
         break;
+    }
     /* `started` when the launcher is about to start it, not when before_launch begins to
      * hold it: a session killed while it held (stopping a leftover group, seconds) never ran
      * the trial, and a resume must say so and queue its override again (docs/journal.md). */

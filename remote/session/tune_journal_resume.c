@@ -388,7 +388,8 @@ int tune_journal_resume(TuneJournal *tj, Tuner *t, const Cluster *c, int budget_
             }
         }
         tj->muted = 1;
-        int d = tuner_replay_trial(t, &r->suggestion, r->overridden, r->obs, r->suggest_ms, err);
+        int d = tuner_replay_trial(t, &r->suggestion, r->overridden, r->left_out, r->obs,
+                                   r->suggest_ms, err);
         tj->muted = 0;
         if (d < 0)
             rc = error_prefix(err, "replaying trial %d", r->trial);

@@ -159,6 +159,27 @@ later = t[first + 1:]
 assert len(t) == 4 and later, t
 assert all(x["status"] == "ok" and not uses(x, "h1") for x in later), later
 PY
+# The optimizer was told h1 is left out (the suggested lines' left_out), and a resume tells
+# it the same: its re-made suggestions are the journal's (no "another schedule" warning).
+kr2=$(sed -n 's/^tunedeck tune: session \([^ ]*\) (journal \(.*\))$/\2/p' "$T/kr2.err")
+kr2id=$(sed -n 's/^tunedeck tune: session \([^ ]*\) (journal.*/\1/p' "$T/kr2.err")
+"$bin" tune --resume "$kr2id" --budget 6 --json > "$T/kr2r.json" 2> "$T/kr2r.err"
+echo "rc=$?" >> "$T/kr2r.err"
+check "a refused host's machine is journaled left out, and a resume re-makes the suggestions" \
+    python3 - "$kr2" "$T/kr2r.json" "$T/kr2r.err" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+# the first run's lines (the resume's pool learns of the refusal afresh, at its first trial)
+lines = lines[:next(i for i, l in enumerate(lines) if l["event"] == "resumed")]
+sug = [l for l in lines if l["event"] == "suggested"]
+first = min(l["trial"] for l in lines if l["event"] == "finished" and l["status"] == "unreachable")
+assert all(l.get("left_out") == ["h1"] for l in sug if l["trial"] > first), sug
+assert all("left_out" not in l for l in sug if l["trial"] <= first), sug
+err = open(sys.argv[3]).read()
+assert err.endswith("rc=0\n") and "another schedule" not in err, err
+t = json.load(open(sys.argv[2]))["trials"]
+assert len(t) == 6 and [x["status"] for x in t[1:4]] == ["ok"] * 3, t
+PY
 # The single launcher runs every trial on its one host (h1, the first machine): refused, no
 # trial can run, whatever the others.
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher single --trial-cmd "$trial" \

@@ -424,3 +424,58 @@ Test(journal_trial, a_reason_cut_inside_a_character_is_written_as_utf8)
     cJSON_Delete(j);
     observation_free(o);
 }
+
+/* The machines a suggestion was made leaving out (hosts refused for good) come back by name,
+ * so that a resume re-makes it leaving them out; none written, none read (older journals). */
+Test(journal_trial, a_suggestions_left_out_machines_round_trip_by_name)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    Suggestion sg = {.schedule = sched};
+    unsigned char *out = calloc(c->n_machines, 1), *none = calloc(c->n_machines, 1);
+    cr_assert(out && none && c->n_machines > 2);
+    out[2] = 1;
+    cJSON *with = journal_suggested_json(1, 0, 0, &sg, 0);
+    journal_suggested_add_left_out(with, c, out);
+    const cJSON *names = cJSON_GetObjectItem(with, "left_out");
+    cr_assert_eq(cJSON_GetArraySize(names), 1);
+    cr_assert_str_eq(cJSON_GetArrayItem(names, 0)->valuestring, c->machines[2].name);
+    cJSON *without = journal_suggested_json(2, 0, 0, &sg, 0);
+    journal_suggested_add_left_out(without, c, none);
+    cr_assert_null(cJSON_GetObjectItem(without, "left_out"));
+    JournalLog log;
+    cJSON *ev[] = {with, without};
+    log_of(&log, ev, 2);
+    JournalTrials t;
+    Error err;
+    cr_assert_eq(journal_trials_decode(&log, c, "j", &t, &err), 0, "%s", err.msg);
+    cr_assert_eq(t.n, 2);
+    cr_assert_not_null(t.trials[0].left_out);
+    cr_assert_eq(memcmp(t.trials[0].left_out, out, c->n_machines), 0);
+    cr_assert_null(t.trials[1].left_out);
+    journal_trials_clear(&t);
+    journal_log_clear(&log);
+    free(out);
+    free(none);
+}
+
+/* A left_out naming a machine the cluster does not have: the line is one the resume skips,
+ * said with its field (a resume telling the optimizer another set would re-make another
+ * suggestion). */
+Test(journal_trial, a_left_out_machine_the_cluster_does_not_have_is_refused)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    Suggestion sg = {.schedule = sched};
+    cJSON *j = journal_suggested_json(1, 0, 0, &sg, 0);
+    cJSON *names = cJSON_AddArrayToObject(j, "left_out");
+    cJSON_AddItemToArray(names, cJSON_CreateString("nosuchhost"));
+    JournalTrial jt;
+    Error err;
+    cr_assert_eq(journal_suggested_read(j, c, "j:1: suggested", 0, &jt, &err), -1);
+    cr_assert(strstr(err.msg, "field 'left_out': entry 0: expected a machine of cluster"), "%s",
+              err.msg);
+    cr_assert(strstr(err.msg, "'nosuchhost'"), "%s", err.msg);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "left_out", cJSON_CreateString("x"));
+    cr_assert_eq(journal_suggested_read(j, c, "j:1: suggested", 0, &jt, &err), -1);
+    cr_assert(strstr(err.msg, "field 'left_out': expected an array"), "%s", err.msg);
+    cJSON_Delete(j);
+}

@@ -352,7 +352,7 @@ Test(tuner, schedules_are_moved_off_a_machine_the_session_cannot_reach_and_repla
     Tuner *again = usable_tuner(NULL, &asked);
     for (size_t i = 0; i < 4; i++) {
         const TrialRecord *r = tuner_trial(t, i);
-        cr_assert_eq(tuner_replay_trial(again, &r->suggestion, 0, r->obs, 1, &err), 0,
+        cr_assert_eq(tuner_replay_trial(again, &r->suggestion, 0, r->left_out, r->obs, 1, &err), 0,
                      "trial %zu", i + 1);
         cr_assert(schedule_equal(tuner_trial(again, i)->suggestion.schedule,
                                  r->suggestion.schedule));

@@ -103,7 +103,7 @@ static void resume_replays_prunes(const char *optimizer, int want_pruned_before)
     for (size_t i = 0; i < 7; i++) {
         const TrialRecord *r = tuner_trial(whole, i);
         pruned_before += r->obs->status == TRIAL_PRUNED;
-        cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 0, r->obs, r->suggest_ms, &err),
+        cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 0, NULL, r->obs, r->suggest_ms, &err),
                      0, "%s: trial %zu re-made another schedule", optimizer, i + 1);
     }
     if (want_pruned_before)

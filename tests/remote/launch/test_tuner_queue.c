@@ -307,7 +307,7 @@ static int replay_without_memory(void *ud)
     err.msg[0] = '\0';
     exhaust_memory();
     /* an override's trial: replayed without suggest(), straight to its record */
-    if (tuner_replay_trial(r->t, &r->sg, 1, r->o, 0, &err) != -1)
+    if (tuner_replay_trial(r->t, &r->sg, 1, NULL, r->o, 0, &err) != -1)
         return 20;
     if (tuner_n_trials(r->t) != 0)
         return 21;
@@ -342,7 +342,7 @@ static int replay_copies_without_memory(void *ud)
     exhaust_memory();
     /* room for the record is left from trial 1 (records grow 32 at a time): what fails is
      * the copy of the trial's schedule and outcome it keeps */
-    if (tuner_replay_trial(r->t, &r->sg, 1, r->o, 0, &err) != -1)
+    if (tuner_replay_trial(r->t, &r->sg, 1, NULL, r->o, 0, &err) != -1)
         return 20;
     if (tuner_n_trials(r->t) != 1)
         return 21; /* a record kept with no schedule or no outcome */
@@ -365,7 +365,7 @@ Test(tuner_queue, no_memory_for_a_replayed_trials_copies_fails_the_replay)
     r.o->status = TRIAL_OK;
     r.o->time_s = 1.0;
     Error err;
-    cr_assert_eq(tuner_replay_trial(r.t, &r.sg, 1, r.o, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_replay_trial(r.t, &r.sg, 1, NULL, r.o, 0, &err), 0, "%s", err.msg);
     cr_assert_eq(low_memory_run(1 << 20, replay_copies_without_memory, &r), 0);
     observation_free(r.o);
     tuner_free(r.t);

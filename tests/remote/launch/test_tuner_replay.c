@@ -36,7 +36,7 @@ static void resume_matches(const char *optimizer)
     Tuner *resumed = tuner_on(sim, optimizer, 6);
     for (size_t i = 0; i < 3; i++) {
         const TrialRecord *r = tuner_trial(first, i);
-        cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 0, r->obs, r->suggest_ms, &err), 0,
+        cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 0, NULL, r->obs, r->suggest_ms, &err), 0,
                      "%s: trial %zu re-made another schedule", optimizer, i + 1);
     }
     cr_assert_eq(tuner_run_blocking(resumed, &err), 0, "%s", err.msg);
@@ -86,7 +86,7 @@ Test(tuner_replay, replay_without_resuggesting_would_repeat_the_first_schedule)
     cr_assert_eq(tuner_run_blocking(first, &err), 0);
     Tuner *resumed = tuner_on(sim, "random", 2);
     const TrialRecord *r = tuner_trial(first, 0);
-    cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 1, r->obs, 0, &err), 0);
+    cr_assert_eq(tuner_replay_trial(resumed, &r->suggestion, 1, NULL, r->obs, 0, &err), 0);
     cr_assert(tuner_trial(resumed, 0)->overridden);
     cr_assert_eq(tuner_run_blocking(resumed, &err), 0);
     cr_assert(schedule_equal(tuner_trial(resumed, 1)->suggestion.schedule, r->suggestion.schedule));
@@ -103,7 +103,7 @@ Test(tuner_replay, a_changed_optimizer_is_detected)
     cr_assert_eq(tuner_run_blocking(first, &err), 0);
     Tuner *other = tuner_on(sim, "uniform-gpus", 1);
     const TrialRecord *r = tuner_trial(first, 0);
-    cr_assert_eq(tuner_replay_trial(other, &r->suggestion, 0, r->obs, 0, &err), 1);
+    cr_assert_eq(tuner_replay_trial(other, &r->suggestion, 0, NULL, r->obs, 0, &err), 1);
     cr_assert(schedule_equal(tuner_trial(other, 0)->suggestion.schedule, r->suggestion.schedule),
               "the journal's schedule is kept");
     tuner_free(first);

@@ -59,11 +59,19 @@ static cJSON *finished(int trial, const Schedule *s, TrialStatus status)
     return j;
 }
 
-/* A schedule the cluster refuses, as a damaged or edited line has it: a device the machine
- * does not have, or no schedule object at all. */
+/* A line the cluster refuses, as a damaged or edited line has it: a device the machine does
+ * not have, no schedule object at all, or (a suggested line) a left-out machine it does not
+ * have. */
 static cJSON *refused(cJSON *ev, int how)
 {
     cJSON *sj = cJSON_GetObjectItemCaseSensitive(ev, "schedule");
+    const cJSON *event = cJSON_GetObjectItemCaseSensitive(ev, "event");
+    if (how % 3 == 2 && cJSON_IsString(event) && !strcmp(event->valuestring, "suggested")) {
+        /* its left-out machines: one the cluster does not have (both must read the field) */
+        cJSON *names = cJSON_AddArrayToObject(ev, "left_out");
+        cJSON_AddItemToArray(names, cJSON_CreateString("nosuchhost"));
+        return ev;
+    }
     if (how % 2) {
         cJSON_ReplaceItemInObjectCaseSensitive(ev, "schedule", cJSON_CreateNumber(5));
         return ev;
