@@ -147,9 +147,10 @@ tmx kill-session -t c
 # again; once the operator accepts the key the trials go on to the same budget.
 # Each console's first trial waits for its first attempt on h5; but an attempt that fails for
 # a passing reason (no answer within the 2 s connect timeout, as on a loaded machine) is not a
-# refusal, so a trial then runs and meets the refusal at the next attempt: in each console one
-# trial may be lost so, before the hold. The budget, 4, leaves a trial to run after the accept
-# even then (1 lost, 1 held at the quit and recorded interrupted, 1 lost, 1 run).
+# refusal, so a trial then runs and meets the refusal (or the next timeout) at the next
+# attempt: trials may be lost so before each hold, never after the accept. The budget, 4, leaves
+# a trial to run after the accept when one is lost in each console (1 lost, 1 held at the quit
+# and recorded interrupted, 1 lost, 1 run).
 harness_start 5
 HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv5.json" 5
 sed -i "s|\"command\": \"true\"|\"command\": \"python3 $root/tests/fixtures/trial.py\"|" "$T/inv5.json"
@@ -188,7 +189,6 @@ wait_for '^trials wait: the host key of h5 is unknown' 20
 [ -z "$(unfinished)" ] || fail "the resume runs trial $(unfinished) while holding: $(cat "$j5")"
 # what met the refusal before either hold: no trial after the accept may be lost to it
 lost5="$(grep -c '"status":"unreachable"' "$j5")"
-[ "$lost5" -le 2 ] || fail "more than one trial per console was lost before its hold: $(cat "$j5")"
 tmx send-keys -t c 3
 wait_for 'h5 +127\.0\.0\.15 +down .*unknown' 20
 tmx send-keys -t c a
