@@ -145,6 +145,12 @@ tmx kill-session -t c
 # accepts its key, no trial is launched or journaled meanwhile (the first trial may have met
 # the refusal before it was known), and a quit leaves a resumable session. Resumed, it holds
 # again; once the operator accepts the key the trials go on to the same budget.
+# Each console's first trial waits for its first attempt on h5; but an attempt that fails for
+# a passing reason (no answer within the 2 s connect timeout, as on a loaded machine) is not a
+# refusal, so a trial then runs and meets the refusal (or the next timeout) at the next
+# attempt: trials may be lost so before each hold, never after the accept. The budget, 4, leaves
+# a trial to run after the accept when one is lost in each console (1 lost, 1 held at the quit
+# and recorded interrupted, 1 lost, 1 run).
 harness_start 5
 HARNESS_TIMEOUT_S=2 harness_inventory "$T/inv5.json" 5
 sed -i "s|\"command\": \"true\"|\"command\": \"python3 $root/tests/fixtures/trial.py\"|" "$T/inv5.json"
@@ -152,13 +158,20 @@ grep -v "127.0.0.15" "$T/h/known_hosts" > "$T/kh"; cp "$T/kh" "$T/h/known_hosts"
 fp5="$(ssh-keygen -lf "$T/h/host5.pub" | cut -d' ' -f2)"
 state5="$T/state5"
 tmux_start c 230 30 \
-    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$state5 $bin --cluster $T/inv5.json --job $T/job.json --optimizer random --budget 3"
+    "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$state5 $bin --cluster $T/inv5.json --job $T/job.json --optimizer random --budget 4"
 wait_for '^trials wait: the host key of h5 is unknown \(said above\), and no trial can run without it: check the fingerprint and accept it with a in the hosts view \(3\)' 20
 j5="$(ls "$state5"/sessions/*.jsonl)" || fail "no journal while holding"
-# counted while it holds: whatever ran before the refusal was known has finished
+# unfinished: the trials the journal says started and not finished (none while it holds:
+# whatever ran before the refusal was known has finished)
+unfinished() {
+    /usr/bin/python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+done = {e["trial"] for e in ev if e["event"] == "finished"}
+print(" ".join(str(e["trial"]) for e in ev if e["event"] == "started" and e["trial"] not in done))' "$j5"
+}
+[ -z "$(unfinished)" ] || fail "trial $(unfinished) runs while holding: $(cat "$j5")"
 started5="$(grep -c '"event":"started"' "$j5")"
 finished5="$(grep -c '"event":"finished"' "$j5")"
-[ "$started5" = "$finished5" ] || fail "a trial runs while holding: $(cat "$j5")"
 tmx send-keys -t c 3
 wait_for 'h5 +127\.0\.0\.15 +down .*unknown' 20
 wait_for '^trials wait: the host key of h5'
@@ -173,7 +186,9 @@ id5="$(sed -n '2s/ .*//p' "$T/list5")"
 tmux_start c 230 30 \
     "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 XDG_CONFIG_HOME=$T/xdg TUNEDECK_STATE_DIR=$state5 $bin --resume $id5"
 wait_for '^trials wait: the host key of h5 is unknown' 20
-[ "$(grep -c '"event":"started"' "$j5")" = "$started5" ] || fail "the resume launched a trial while holding: $(cat "$j5")"
+[ -z "$(unfinished)" ] || fail "the resume runs trial $(unfinished) while holding: $(cat "$j5")"
+# what met the refusal before either hold: no trial after the accept may be lost to it
+lost5="$(grep -c '"status":"unreachable"' "$j5")"
 tmx send-keys -t c 3
 wait_for 'h5 +127\.0\.0\.15 +down .*unknown' 20
 tmx send-keys -t c a
@@ -182,12 +197,12 @@ wait_for "$fp5" 10 F
 tmx send-keys -t c y
 wait_for "h5: host key $fp5 accepted and saved in known_hosts" 15 F
 tmx send-keys -t c 1
-wait_for '3/3 .*done' 30
-[ "$(grep -c '"event":"finished"' "$j5")" = 3 ] || fail "expected 3 trials, the budget: $(cat "$j5")"
+wait_for '4/4 .*done' 30
+[ "$(grep -c '"event":"finished"' "$j5")" = 4 ] || fail "expected 4 trials, the budget: $(cat "$j5")"
 # each trial after the hold ran: only those before it may have met the refusal (the one
 # held at the quit is recorded interrupted by the resume, as any trial a quit kept from
 # starting, docs/journal.md)
-[ "$(grep -c '"status":"unreachable"' "$j5")" -le "$finished5" ] ||
+[ "$(grep -c '"status":"unreachable"' "$j5")" = "$lost5" ] ||
     fail "a trial was lost to the refused host after the hold: $(cat "$j5")"
 [ "$(grep -c '"status":"ok"' "$j5")" -ge 1 ] || fail "no trial ran after the key was accepted: $(cat "$j5")"
 tmx send-keys -t c q y
