@@ -5,9 +5,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "remote/ssh/authwords.h"
 #include "remote/ssh/identities.h"
 #include "remote/ssh/sshpath.h"
 
@@ -170,6 +174,34 @@ static void unreadable_keys(const Host *h, char *out, size_t cap)
     }
 }
 
+/* The agent as libssh found it (authwords.h): $SSH_AUTH_SOCK, and whether its socket takes a
+ * connection now, as libssh's connect at the first ask did (a listener with a full backlog is
+ * there: taken as answering). Asked after the login failed, so the agent may have gone since:
+ * a rare race that at worst names no agent where one was asked. */
+static void agent_now(const Host *h, AuthAgent *a)
+{
+    a->config_agent = h->cfg.identity_agent;
+    a->auth_sock = getenv("SSH_AUTH_SOCK");
+    a->connect_errno = 0;
+    if (a->config_agent || !a->auth_sock || !a->auth_sock[0])
+        return;
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(a->auth_sock) >= sizeof addr.sun_path) {
+        a->connect_errno = ENAMETOOLONG; /* libssh's connect fails the same way */
+        return;
+    }
+    memcpy(addr.sun_path, a->auth_sock, strlen(a->auth_sock) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        a->connect_errno = errno;
+        return;
+    }
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno != EAGAIN &&
+        errno != EINPROGRESS)
+        a->connect_errno = errno;
+    close(fd);
+}
+
 void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
 {
     int rc = h->ident_key       ? ssh_userauth_publickey(h->s, NULL, h->ident_key)
@@ -197,34 +229,41 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
     h->refused = rc != SSH_AUTH_ERROR;
     h->keep = 0;
     /* A key file that cannot be read is skipped by libssh (the agent may still log in):
-     * when nothing did, the file the inventory named is the likely cause. */
+     * when nothing did, the file the inventory named is the likely cause. What was asked is
+     * said as it was: the agent only where one answered (authwords.h), and where the
+     * inventory's identity loaded, that key alone. */
+    AuthAgent agent;
+    agent_now(h, &agent);
+    char tried[700];
     if (h->passphrase_needed)
         host_down(p, h, now_ms,
                   "authentication failed: the identity %s is encrypted and no ssh-agent "
                   "holds it (tunedeck never asks for a passphrase: run ssh-add)",
                   h->conf.identity[0] ? h->conf.identity : "file");
-    else if (h->conf.identity[0] && access(h->conf.identity, R_OK) != 0)
+    else if (h->conf.identity[0] && access(h->conf.identity, R_OK) != 0) {
+        int why = errno;
+        authwords_agent(&agent, tried, sizeof tried);
         host_down(p, h, now_ms,
-                  "authentication failed for %s: no agent key was accepted, and the identity "
-                  "%s (the inventory's ssh.identity) cannot be read: %s",
-                  h->target, h->conf.identity, strerror(errno));
+                  "authentication failed for %s: %s, and the identity %s (the inventory's "
+                  "ssh.identity) cannot be read: %s",
+                  h->target, tried, h->conf.identity, strerror(why));
+    } else if (h->ident_key)
+        host_down(p, h, now_ms,
+                  "authentication failed for %s: the identity %s (the inventory's ssh.identity, "
+                  "the only key offered) was not accepted (%s)",
+                  h->target, h->conf.identity,
+                  rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
     else {
         char unreadable[400];
         unreadable_keys(h, unreadable, sizeof unreadable);
-        if (h->open_defaults && !h->ident_key)
+        authwords_none_accepted(&agent, tried, sizeof tried);
+        if (h->open_defaults)
             /* The config's keys come first: said before the warning, which may be cut short. */
-            host_down(p, h, now_ms,
-                      "authentication failed for %s: no agent key or identity file was "
-                      "accepted%s%s; %s",
-                      h->target,
+            host_down(p, h, now_ms, "authentication failed for %s: %s%s%s; %s", h->target, tried,
                       h->cfg.n_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
                       unreadable, h->warning);
         else
-            host_down(p, h, now_ms,
-                      "authentication failed for %s: no agent key or identity "
-                      "file was accepted (%s)%s",
-                      h->target, rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied",
-                      unreadable);
+            host_down(p, h, now_ms, "authentication failed for %s: %s (%s)%s", h->target, tried,
+                      rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied", unreadable);
     }
 }
-

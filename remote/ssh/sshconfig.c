@@ -364,6 +364,11 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
                                 at, err);
             continue;
         }
+        if (strcasecmp(keyword, "identityagent") == 0) {
+            if (w->host && w->applies != SSHMATCH_NO && arg)
+                w->out->identity_agent = 1;
+            continue;
+        }
         if (strcasecmp(keyword, "hashknownhosts") == 0) {
             if (w->host && w->applies != SSHMATCH_NO && !w->out->hash_known_final) {
                 if (arg && strcasecmp(arg, "yes") == 0)

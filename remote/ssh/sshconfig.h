@@ -53,14 +53,19 @@ typedef struct {
      * name hashed, as ssh would write it. ssh takes the first value that applies; a Match
      * exec block's "yes" counts too (hashing never changes which keys match). */
     int hash_known_hosts, hash_known_final;
+    /* An IdentityAgent line may apply to this host (a Match exec one too): libssh 0.10.6 then
+     * asks that socket for keys, not $SSH_AUTH_SOCK's, so a failed login cannot say from the
+     * environment alone whether an agent was asked (authwords.h). */
+    int identity_agent;
 } SshconfigHostFiles;
 
 void sshconfig_host_files_free(SshconfigHostFiles *f);
 
-/* The IdentityFile, RevokedHostKeys, Known-hosts-file and HashKnownHosts lines of `path` and its Includes that libssh 0.10.6
- * applies to one host (under a Host or Match line that holds for it as libssh decides,
- * sshmatch.h; a Match exec block counts as applying), expanded for `host` as libssh expands
- * them when it connects (sshpath.h), appended to *out, in the files' order. `match` carries what libssh matches from this file to the next one of the same parse
+/* The IdentityFile, RevokedHostKeys, Known-hosts-file, HashKnownHosts and IdentityAgent lines of
+ * `path` and its Includes that libssh 0.10.6 applies to one host (under a Host or Match line that
+ * holds for it as libssh decides, sshmatch.h; a Match exec block counts as applying), expanded for
+ * `host` as libssh expands them when it connects (sshpath.h), appended to *out, in the files'
+ * order. `match` carries what libssh matches from this file to the next one of the same parse
  * (sshmatch_begin before the first). -1 with err naming config:line, the line, the file and
  * its mode when a file others may read is one of them (or the config may not be trusted, as
  * sshconfig_check_trusted). A "pkcs11:" line or one libssh cannot expand names no file and is

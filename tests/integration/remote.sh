@@ -11,6 +11,7 @@ jobctl="$build/tunedeck-jobctl"
 suite_reap() {
     [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
     [ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
+    [ -n "${AGENT_PID:-}" ] && kill "$AGENT_PID" 2>/dev/null
 }
 has() { grep -qF -- "$2" "$1"; }
 
@@ -315,6 +316,34 @@ EOF
 SSH_AUTH_SOCK= "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk" 2>&1 || true
 check "a login refused with an identity file that cannot be read names the file" \
     grep -q "h1 ssh-failed: .*identity $T/missing_key .*cannot be read: No such file" "$T/nk"
+# What the failure says of the agent is what was asked. Regression: "no agent key was
+# accepted" with no agent at all, which sent the operator looking for an agent problem.
+check "with no agent, the failure says none runs" \
+    grep -q "h1 ssh-failed: .*: no agent is running (SSH_AUTH_SOCK empty), and the identity $T/missing_key (the inventory's ssh.identity) cannot be read" "$T/nk"
+SSH_AUTH_SOCK="$T/no-agent.sock" "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk2" 2>&1 || true
+check "with SSH_AUTH_SOCK naming no socket, the failure says no agent answers there, and why" \
+    grep -q "h1 ssh-failed: .*: no agent answers at SSH_AUTH_SOCK ($T/no-agent.sock: No such file or directory), and the identity $T/missing_key" "$T/nk2"
+ssh-agent -D -a "$T/agent.sock" > /dev/null 2>&1 &
+AGENT_PID=$!
+n=0
+until [ -S "$T/agent.sock" ] || [ $n -ge 100 ]; do sleep 0.05; n=$((n + 1)); done
+SSH_AUTH_SOCK="$T/agent.sock" "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk3" 2>&1 || true
+kill "$AGENT_PID" 2>/dev/null
+wait "$AGENT_PID" 2>/dev/null
+AGENT_PID=
+check "with an agent that holds no key the host takes, the failure says no agent key was accepted" \
+    grep -q "h1 ssh-failed: .*: no agent key was accepted, and the identity $T/missing_key" "$T/nk3"
+# The inventory's identity, loaded, is the only key offered: the agent is never asked.
+ssh-keygen -q -t ed25519 -N '' -f "$T/stranger_key"
+python3 - "$T/inv.json" "$T/inv-stranger.json" "$T/stranger_key" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"]["identity"] = sys.argv[3]
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+"$rexec" --cluster "$T/inv-stranger.json" --only h1 -- true > "$T/nk4" 2>&1 || true
+check "an inventory identity the host refuses is named as the only key offered" \
+    grep -q "h1 ssh-failed: .*: the identity $T/stranger_key (the inventory's ssh.identity, the only key offered) was not accepted (denied)" "$T/nk4"
 
 echo "reconnect"
 # 25 rounds (10 s at least): h3 is away for 0.6 s plus its sshd's start, and each failed

@@ -638,7 +638,7 @@ PY
     }
     in_home "$T/d1"
     check "a default identity its group can read is not used: login fails, naming it, its mode and the fix" \
-        grep -q "h3 ssh-failed: .*no agent key or identity file was accepted; the default identity $home/.ssh/id_ed25519 (mode 640) may be read by others: not used, as ssh does not use it; chmod 600 it" "$T/d1"
+        grep -q "h3 ssh-failed: .*no agent is running (SSH_AUTH_SOCK unset) and no identity file was accepted; the default identity $home/.ssh/id_ed25519 (mode 640) may be read by others: not used, as ssh does not use it; chmod 600 it" "$T/d1"
     ssh-keygen -q -t rsa -b 2048 -N '' -f "$T/home/.ssh/id_rsa"
     cp "$T/h/authorized_keys" "$T/ak.saved"
     cat "$T/home/.ssh/id_rsa.pub" >> "$T/h/authorized_keys"
@@ -660,7 +660,7 @@ PY
     TUNEDECK_SSH_CONFIG="$T/cfg" unshare -m sh -c 'mount --bind "$1" "$2" && exec $5 timeout 20 "$3" --cluster "$4" --only h3 -- true' \
         sh "$T/home" "$home" "$rexec" "$T/inv-noid.json" "$nodac" > "$T/d3u" 2>&1
     check "a default identity that cannot be read is named in the login's failure, with why" \
-        grep -q "h3 ssh-failed: .*no agent key or identity file was accepted (denied); the identity $home/.ssh/id_ed25519 cannot be read: Permission denied" "$T/d3u"
+        grep -q "h3 ssh-failed: .*no agent is running (SSH_AUTH_SOCK unset) and no identity file was accepted (denied); the identity $home/.ssh/id_ed25519 cannot be read: Permission denied" "$T/d3u"
     chmod 600 "$T/home/.ssh/id_ed25519"
 
     echo "the config's IdentityFile keys are still offered when a default key is left out"

@@ -503,3 +503,30 @@ Test(sshconfig, hash_known_hosts_is_the_first_value_that_applies)
     write_file("config", 0600, "HashKnownHosts=yes\n");
     cr_assert_eq(hashes_for("a"), 1, "key=value, before any Host line");
 }
+
+static int agent_named_for(const char *alias)
+{
+    SshpathHost h = {alias, "root", 2222};
+    SshmatchHost m;
+    sshmatch_begin(&m, alias, alias, "root");
+    SshconfigHostFiles files = {0};
+    Error err;
+    cr_assert_eq(sshconfig_host_files(config, ssh_dir, &h, &m, &files, &err), 0, "%s", err.msg);
+    int named = files.identity_agent;
+    sshconfig_host_files_free(&files);
+    return named;
+}
+
+/* IdentityAgent replaces SSH_AUTH_SOCK for libssh: a failed login then cannot tell from the
+ * environment whether an agent was asked (authwords.h), so a line that may apply is noted. */
+Test(sshconfig, an_identity_agent_line_that_may_apply_to_the_host_is_noted)
+{
+    make_ssh_dir();
+    write_file("config", 0600, "Host other\n  IdentityAgent /x/agent\n");
+    cr_assert_eq(agent_named_for("a"), 0, "another host's line");
+    cr_assert_eq(agent_named_for("other"), 1);
+    write_file("config", 0600, "Match exec true\n  IdentityAgent /x/agent\n");
+    cr_assert_eq(agent_named_for("a"), 1, "under Match exec it may apply");
+    write_file("config", 0600, "Host *\n  ForwardAgent no\n");
+    cr_assert_eq(agent_named_for("a"), 0);
+}

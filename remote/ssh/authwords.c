@@ -1,0 +1,33 @@
+/* What a failed login says of the agent (remote/ssh/authwords.h). */
+#include "remote/ssh/authwords.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int agent_asked(const AuthAgent *a)
+{
+    return a->config_agent || (a->auth_sock && a->auth_sock[0] && a->connect_errno == 0);
+}
+
+void authwords_agent(const AuthAgent *a, char *out, size_t cap)
+{
+    if (agent_asked(a))
+        snprintf(out, cap, "no agent key was accepted");
+    else if (!a->auth_sock || !a->auth_sock[0])
+        snprintf(out, cap, "no agent is running (SSH_AUTH_SOCK %s)",
+                 a->auth_sock ? "empty" : "unset");
+    else
+        snprintf(out, cap, "no agent answers at SSH_AUTH_SOCK (%s: %s)", a->auth_sock,
+                 strerror(a->connect_errno));
+}
+
+void authwords_none_accepted(const AuthAgent *a, char *out, size_t cap)
+{
+    if (agent_asked(a)) {
+        snprintf(out, cap, "no agent key or identity file was accepted");
+        return;
+    }
+    char agent[600];
+    authwords_agent(a, agent, sizeof agent);
+    snprintf(out, cap, "%s and no identity file was accepted", agent);
+}
