@@ -325,6 +325,43 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
     return 0;
 }
 
+/* Before a trial, a host that did not answer: one line for it, after the "stopping ..." line
+ * that promised a result, naming its groups and what becomes of them. They are kept
+ * (unreached: keep_for_later), tried again before a later trial that uses the host once it
+ * is connected (tune_orphans_worth_trying), and in the sweep at the session's end
+ * (session_stop_leftovers, the console's quit). */
+static void say_unanswered_host(const TuneStop *st, size_t first)
+{
+    const Orphan *o = &st->here.items[first];
+    const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    char groups[256] = "";
+    size_t n = 0, used = 0;
+    for (size_t i = first; i < st->here.n; i++) {
+        const Orphan *g = &st->here.items[i];
+        if (!g->silent || strcmp(g->machine, o->machine) != 0)
+            continue;
+        if (used < sizeof groups)
+            used += (size_t)snprintf(groups + used, sizeof groups - used, "%strial %d's %ld",
+                                     n ? ", " : "", g->trial, g->pgid);
+        n++;
+    }
+    char line[768];
+    if (n == 1)
+        snprintf(line, sizeof line,
+                 "trial %d's leftover process group %ld on %s was not stopped before trial %d: "
+                 "%s did not answer (%s); it may still run, and is tried again before a later "
+                 "trial on %s once %s is connected, and at the session's end",
+                 o->trial, o->pgid, o->machine, st->trial, o->machine, said, o->machine,
+                 o->machine);
+    else
+        snprintf(line, sizeof line,
+                 "%zu leftover process groups on %s (%s) were not stopped before trial %d: %s did "
+                 "not answer (%s); they may still run, and are tried again before a later trial "
+                 "on %s once %s is connected, and at the session's end",
+                 n, o->machine, groups, st->trial, o->machine, said, o->machine, o->machine);
+    st->report(st->userdata, line);
+}
+
 static int before_trial_end(TuneStop *st, char *why, size_t cap)
 {
     for (size_t i = 0; i < st->here.n; i++) {
@@ -349,6 +386,9 @@ static int before_trial_end(TuneStop *st, char *why, size_t cap)
                      o->trial, o->pgid, o->machine, st->trial);
             st->report(st->userdata, line);
         }
+        /* Said too: "stopping ..." and then nothing left the operator waiting for an end. */
+        if (o->silent && st->announced && st->report && first_silent_of_host(&st->here, i))
+            say_unanswered_host(st, i);
         if (!stopped && !gone)
             keep_for_later(st->lost, o, !o->answered); /* tried again before a later trial */
     }

@@ -155,7 +155,19 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
     cr_assert(tune_stop_settled(st, deadline));
     char why[256] = "untouched";
     cr_assert_eq(tune_stop_end(st, why, sizeof why), 0, "%s", why);
-    cr_assert_eq(n_said, 1); /* nothing stopped: nothing more said */
+    /* Regression: nothing followed "stopping ...", and the operator waited for an end. The
+     * host's line says what happened and what becomes of the group. */
+    cr_assert_eq(n_said, 2, "said %d lines: %s", n_said, said[0]);
+    int up_to_s = -1;
+    const char *up_to = strstr(said[0], "up to ");
+    cr_assert(up_to && sscanf(up_to, "up to %d s", &up_to_s) == 1, "%s", said[0]);
+    char want[512];
+    snprintf(want, sizeof want,
+             "trial 1's leftover process group 100 on m0 was not stopped before trial 2: m0 did "
+             "not answer (no answer within %d s); it may still run, and is tried again before a "
+             "later trial on m0 once m0 is connected, and at the session's end",
+             up_to_s);
+    cr_assert_str_eq(said[1], want);
     cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
     orphans_clear(&lost);
     tune_journal_free(tj);
