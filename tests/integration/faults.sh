@@ -152,11 +152,22 @@ while time.time() < end:
     fi
     : > "$T/helper-up-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 fi
-"$worker" --port-base \$((${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@"
-rc=\$?
-# how the worker ended while this script lived (a stop's TERM to the group ends the script too,
-# and then nothing is written): a part that ended before a stop reached it says why here
-echo "\$rc" > "$T/ended-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
+# How the worker ended, while this script lived (a stop's TERM to the group ends the script
+# too, and then nothing is written): a part that ended before a stop reached it says why in
+# $T/ended-N-MACHINE, its status and, for a slow trial (one killed mid-way, whose stderr goes
+# nowhere once its session is frozen), the end of what it said on stderr, kept in
+# $T/stderr-N-MACHINE and passed on once it ends.
+if [ -n "\$slow" ]; then
+    "$worker" --port-base \$((${PORT_BASE:-0} + 0)) --connect-timeout 10 \$slow "\$@" \
+        2> "$T/stderr-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
+    rc=\$?
+    cat "$T/stderr-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" >&2
+else
+    "$worker" --port-base \$((${PORT_BASE:-0} + 0)) --connect-timeout 10 "\$@"
+    rc=\$?
+fi
+echo "status \$rc: \$(tail -n 2 "$T/stderr-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE" 2>/dev/null)" \
+    > "$T/ended-\$TUNEDECK_TRIAL-\$TUNEDECK_MACHINE"
 exit \$rc
 EOF
     chmod 755 "$T/trial-$MARK.sh"
