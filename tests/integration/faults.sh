@@ -211,12 +211,18 @@ freeze_sessions() {
         done
     done
 }
-# frozen_states: each frozen session process's state, "hI PID STATE" (T: still frozen; gone:
-# it died, and its commands' guards then stop their groups: no stop of tunedeck's finds them).
+# frozen_states: per host, each session process frozen there and its state now, "PID STATE"
+# (T: still frozen; gone: it died, and its commands' guards then stop their groups: no stop of
+# tunedeck's finds them), or "none" (the connection was gone before the freeze: the same).
 frozen_states() {
-    while read -r fh c; do
-        echo "$fh $c $(sed 's/.*) \([A-Za-z]\).*/\1/' "/proc/$c/stat" 2>/dev/null || echo gone)"
-    done < "$T/frozen"
+    for fh in h1 h2 h3; do
+        fs=""
+        while read -r fm c; do
+            [ "$fm" = "$fh" ] || continue
+            fs="$fs $c $(sed 's/.*) \([A-Za-z]\).*/\1/' "/proc/$c/stat" 2>/dev/null || echo gone)"
+        done < "$T/frozen"
+        echo "$fh:${fs:- none}"
+    done
 }
 thaw_sessions() {
     for c in $frozen; do kill -KILL "$c" 2>/dev/null; done
@@ -441,14 +447,15 @@ check "the second resume stopped trial 5's groups by the file's number and journ
 # When it is not that (CI saw it once, under load: h1's group "gone", though counted alive
 # before by a look that also counted the guard): what the resume said of them, how each
 # host's worker ended if it ended before the stop (its status: 143 a TERM, 137 a KILL that
-# reached it alone), and whether each frozen session process was still frozen then (one
-# that died lets its commands' guards stop their groups before the resume looks).
+# reached it alone), and whether each host's sshd session process was frozen and still was
+# then (one that died, or was gone before the freeze, lets its commands' guards stop their
+# groups before the resume looks).
 if [ "$before_alive $said5 $journaled5" != "3 3 3" ]; then
     grep -e 'trial 5' -e 'h[123]' "$T/r1b.err" | head -20
     for h in h1 h2 h3; do
         echo "    trial 5's worker on $h: $(cat "$T/ended-5-$h" 2>/dev/null || echo 'no end of its own: it ran until its group was signalled')"
     done
-    echo "$frozen_after" | sed 's/^/    frozen session process (host pid state): /'
+    echo "$frozen_after" | sed 's/^/    sshd session processes frozen on /'
 fi
 left=$(alive_in "$T/groups5")
 marker=$(marker_left)
