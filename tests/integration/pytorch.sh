@@ -2,17 +2,18 @@
 # PyTorch end to end (examples/pytorch_ddp.py, tools/python/tunedeck_trial.py): uneven local
 # batches over 3 ranks give the single-process loss and weights to 1e-9; a 3-trial tuning
 # session over 2 loopback sshd hosts (tests/sshd-harness.sh) with one rank per device
-# (trial.ranks "per-device", env:// rendezvous); a rank that crashes fails the trial with
-# its own error text, one killed without a word (SIGKILL) leads the reason before its peers'
-# lost-connection errors, and one that crashes mid-training leads it though a peer's host
-# ended first; with a third host, the hosts after the leading one are named in the order their
-# notices came; a live run by hand that ends at --total-steps with a progress line for its
-# last step, resumed at 3 ranks; docs/pytorch.md's own-script snippet, run as written, stops
-# with its step, resumes and refuses another model's checkpoint in one line; a live schedule
-# where the job grows from 1 to 2 ranks and shrinks back, its loss going on from each
-# checkpoint (--loss-progress). One thread per rank and a tiny model keep it short on 2
-# cores. Every process started here is stopped by the trap: sshd by pid, ranks and live jobs
-# by the run's mark on their command lines.
+# (trial.ranks "per-device", env:// rendezvous), and one with rank 0 on host [::1] (MASTER_ADDR
+# bare ::1) where this machine has IPv6 loopback; a rank that crashes fails the trial with its
+# own error text, one killed without a word (SIGKILL) leads the reason before its peers'
+# lost-connection errors, and one that crashes mid-training leads it though a peer's host ended
+# first; with a third host, the hosts after the leading one are named in the order their
+# notices came; a live run by hand that ends at --total-steps with a progress line for its last
+# step, resumed at 3 ranks; docs/pytorch.md's own-script snippet, run as written, stops with
+# its step, resumes and refuses another model's checkpoint in one line; a live schedule where
+# the job grows from 1 to 2 ranks and shrinks back, its loss going on from each checkpoint
+# (--loss-progress). One thread per rank and a tiny model keep it short on 2 cores. Every
+# process started here is stopped by the trap: sshd by pid, ranks and live jobs by the run's
+# mark on their command lines.
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -101,8 +102,8 @@ else fail "python3 -m venv: $(tail -2 "$T/venv.out")"; fi
 # The harness's keys and port span first: every port this suite uses is in its span (H_PORT
 # to H_PORT+16, leased by the harness): the rendezvous ports are H_PORT+13 (gradient
 # equivalence), +10 to +12 (the trials: master_port +9 plus the trial number, at most 3;
-# +14 gave trial 3 the port H_PORT+17, outside the span), +15 (the live job) and +16 (the
-# doc's own script).
+# +14 gave trial 3 the port H_PORT+17, outside the span), +14 (the IPv6 trial: master_port
+# +13 plus trial 1), +15 (the live job) and +16 (the doc's own script).
 harness_init "$T/h" || exit 1
 
 echo "gradient equivalence"
@@ -268,6 +269,47 @@ then pass "3 trials of the PyTorch job, one rank per device over 2 sshd hosts"
 else fail "tuning over sshd"; tail -20 "$T/t1.err"; fi
 if [ "$left" -eq 0 ]; then pass "no rank left after the session"
 else fail "$left rank processes left"; fi
+
+echo "rank 0 on an IPv6 host"
+# Rank 0's machine has "host": "[::1]" (kept as ::1), rank 1 is on h2 (127.0.0.12): both
+# ranks get MASTER_ADDR=::1, bare, and meet there. torch 1.13's env:// takes the bare address
+# and not "[::1]" (measured: "The IPv6 network addresses of ([::1], PORT) cannot be
+# retrieved", retried until the rendezvous timeout). sshd 4 listens on ::1 as well; the
+# rendezvous port is H_PORT+14 (master_port +13, trial 1), the one the span left free.
+if ip -6 addr show lo 2> /dev/null | grep -q 'inet6 ::1/'; then
+    harness_start 4 "ListenAddress [::1]:$H_PORT"
+    echo "[::1]:$H_PORT $(cut -d' ' -f1,2 "$H/host4.pub")" >> "$H/known_hosts"
+    "$PY" - "$T/inv.json" "$T/inv6.json" "$H_PORT" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machine_types"]["one"] = {"bandwidth_gbps": 10,
+                               "devices": [{"id": "cpu", "kind": "cpu", "threads": 1}]}
+inv["machines"] = [{"name": "v6", "host": "[::1]", "type": "one"},
+                   {"name": "h2", "host": "127.0.0.12", "type": "one"}]
+inv["trial"]["master_port"] = int(sys.argv[3]) + 13
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+    "$bin" tune --cluster "$T/inv6.json" --job "$T/job.json" \
+        --trial-cmd "echo \"\$RANK \$TUNEDECK_MACHINE \$MASTER_ADDR\" > $T/v6.\$RANK; $trial" \
+        --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
+        > "$T/t6v.json" 2> "$T/t6v.err"
+    left=$(procs_left "--tag $mark")
+    if "$PY" - "$T/t6v.json" "$T/v6.0" "$T/v6.1" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "ok", t
+said = [open(f).read().split() for f in sys.argv[2:]]
+assert said == [["0", "v6", "::1"], ["1", "h2", "::1"]], said
+print("    MASTER_ADDR ::1 for rank 0 on v6 and rank 1 on h2, %.4f s per iteration" % t["time_s"])
+EOF
+    then pass "rank 0 on host [::1]: MASTER_ADDR is the bare ::1 and the ranks meet there"
+    else fail "rank 0 on an IPv6 host"; tail -20 "$T/t6v.err"; cat "$T"/v6.* 2>/dev/null; fi
+    if [ "$left" -eq 0 ]; then pass "no rank left after the IPv6 trial"
+    else fail "$left rank processes left after the IPv6 trial"; fi
+    harness_stop 4
+else
+    echo "  skip: this machine has no IPv6 loopback (::1)"
+fi
 
 echo "a crashing rank"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --trial-cmd "$trial --crash-rank 1" \

@@ -49,6 +49,30 @@ def _field(path, key):
     return "%s.%s" % (path, key) if path else key
 
 
+def _shown(value):
+    """A refused value as its error line shows it: its JSON, or what it is when it nests too
+    deep for json.dumps (a value json.loads just managed to read can still be one level too
+    deep to write back from inside the checks: a RecursionError escaped as a traceback)."""
+    try:
+        return json.dumps(value)
+    except RecursionError:
+        return "%s nested too deep to show" % ("an object" if isinstance(value, dict)
+                                              else "a list")
+
+
+def _nesting(text):
+    """How deep the arrays and objects of a JSON text nest, strings skipped (a "[" inside
+    one is no level). Only for a refusal: json.loads's RecursionError says no depth."""
+    depth = deepest = 0
+    for c in re.sub(r'"(?:[^"\\]|\\.)*"?', "", text):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}" and depth > 0:
+            depth -= 1
+    return deepest
+
+
 def _int(obj, path, key, low, default=None):
     """obj[key] as an int >= low: a JSON integer (1.0 too, as JSON does not tell them apart),
     never a bool, a string or a fraction, which int() would turn into a number silently."""
@@ -61,14 +85,14 @@ def _int(obj, path, key, low, default=None):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ScheduleError("schedule: field '%s': expected an integer >= %d, found %s"
-                            % (name, low, json.dumps(value)))
+                            % (name, low, _shown(value)))
     return value
 
 
 def _typed(obj, path, key, kind, what):
     value = obj.get(key) if isinstance(obj, dict) else None
     if not isinstance(value, kind) or (kind is str and not value):
-        found = "nothing" if key not in obj else json.dumps(obj[key])
+        found = "nothing" if key not in obj else _shown(obj[key])
         raise ScheduleError("schedule: field '%s': expected %s, found %s"
                             % (_field(path, key), what, found))
     return value
@@ -83,18 +107,18 @@ def _check_machines(schedule):
         path = "machines[%d]" % i
         if not isinstance(m, dict):
             raise ScheduleError("schedule: field '%s': expected an object, found %s"
-                                % (path, json.dumps(m)))
+                                % (path, _shown(m)))
         _typed(m, path, "name", str, "a machine name")
         for role in ("worker", "ps"):
             if role in m and not isinstance(m[role], bool):
                 raise ScheduleError("schedule: field '%s': expected true or false, found %s"
-                                    % (_field(path, role), json.dumps(m[role])))
+                                    % (_field(path, role), _shown(m[role])))
         devices = _typed(m, path, "devices", list, "a list of devices")
         for j, d in enumerate(devices):
             dpath = "%s.devices[%d]" % (path, j)
             if not isinstance(d, dict):
                 raise ScheduleError("schedule: field '%s': expected an object, found %s"
-                                    % (dpath, json.dumps(d)))
+                                    % (dpath, _shown(d)))
             _typed(d, dpath, "id", str, "a device id")
             _int(d, dpath, "inputs", 0)
     return machines
@@ -370,6 +394,13 @@ class Trial:
             raise
         except OSError as e:  # a missing file, a directory, no permission: one line, named
             raise ScheduleError("schedule (%s): cannot read: %s" % (where, e.strerror or e))
+        except RecursionError:
+            # json.loads recurses once a level: 100000 "[" ran out of Python's stack, and the
+            # RecursionError (not a ValueError) escaped as a traceback, no `error` line.
+            raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
+                                "docs/formats.md) nested no deeper than Python's json module "
+                                "reads (about %d levels), found JSON nested %d levels deep"
+                                % (where, sys.getrecursionlimit(), _nesting(text)))
         except ValueError as e:
             raise ScheduleError("schedule (%s): expected a JSON object (trial protocol v1, "
                                 "docs/formats.md), found text that is not JSON: %s" % (where, e))

@@ -304,6 +304,37 @@ class Load(unittest.TestCase):
                                     r'^schedule \(the file\): key "trial" appears twice'):
             tunedeck_trial.Trial.load(io.StringIO(text), env={})
 
+    def test_a_schedule_nested_too_deep_is_refused_in_one_line(self):
+        # Regression: json.loads's RecursionError (not a ValueError) escaped Trial.load, and
+        # `python3 tunedeck_trial.py deep.json` printed a traceback and no `error` line.
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "deep.json")
+            for text in ("[" * 100000, '{"a": ' * 100000, '{"s": "[[[", "a": ' + "[" * 100000):
+                with open(path, "w") as f:
+                    f.write(text + "\n")
+                p = subprocess.run([sys.executable, os.path.join(HELPER, "tunedeck_trial.py"),
+                                    path], capture_output=True, text=True, timeout=60)
+                self.assertEqual((p.returncode, p.stderr), (1, ""))
+                self.assertEqual(p.stdout.count("\n"), 1, p.stdout)
+                self.assertRegex(json.loads(p.stdout)["message"],
+                                 r"^schedule \(%s\): expected a JSON object \(trial protocol v1, "
+                                 r"docs/formats.md\) nested no deeper than Python's json module "
+                                 r"reads \(about \d+ levels\), found JSON nested 10000[01] levels "
+                                 r"deep$" % re.escape(path))
+        # A value json.loads just read can be too deep for json.dumps in the refusal (called
+        # a few frames deeper): the field is named, its value said too deep, no traceback.
+        deep = []
+        for _ in range(100000):
+            deep = [deep]
+        for schedule, field in (({"job": deep, "machines": []}, "job"),
+                                ({"job": {"batch": 1}, "machines": [deep]}, r"machines\[0\]"),
+                                ({"job": {"batch": 1}, "machines": [{"name": "h1", "ps": deep}]},
+                                 r"machines\[0\]\.ps")):
+            with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                        r"^schedule: field '%s': expected .*, found a list "
+                                        r"nested too deep to show$" % field):
+                tunedeck_trial.Trial(schedule, env={}, out=io.StringIO())
+
     def test_a_terminal_on_stdin_is_refused_at_once(self):
         # Regression: a script hooked in by hand (python3 train.py at a prompt) waited,
         # silently, for a schedule on the terminal.
