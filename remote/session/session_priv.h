@@ -27,6 +27,16 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
  * settled (an operator's accepted key, a reconnect after a fixed file); and, silently, while
  * no host is ready and one's attempt is under way (the first: a refusal not known yet). */
 int session_refused_check(Session *s, char *why, size_t cap);
+/* session_recheck.c: a resume (its journal replayed), per-host: the machines the journal's last
+ * suggestion left out, refused then, are connected again (key and login, nothing run) before
+ * the first new trial; without spec.stops_on_loop (`tune`) their answers are waited for here,
+ * at most one connect timeout. */
+void session_recheck_begin(Session *s);
+/* 1 while machine m's check is under way (it stays left out meanwhile); once it answered, a
+ * host that is not refused now is said once to be in the trials again, and 0. */
+int session_recheck_pending(Session *s, size_t m);
+/* Whether machine m was one the resume checked again (its refusal's line says "still"). */
+int session_recheck_was_left_out(const Session *s, size_t m);
 /* The trial's end in the trial log, with its outcome (a write error said once, on_report). */
 void session_trial_log_end(Session *s, int trial, const char *outcome);
 /* The launchers' on_log (LaunchLogFn, userdata the session): a line of the running trial's. */
