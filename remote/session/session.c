@@ -379,6 +379,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         .on_event = on_event,
         .before_launch = session_before_launch,
         .machine_usable = session_machine_usable,
+        .may_begin = session_recheck_may_begin,
         .userdata = s,
     };
     if (!(s->tuner = tuner_new(&cfg, err)))

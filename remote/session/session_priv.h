@@ -32,9 +32,13 @@ int session_refused_check(Session *s, char *why, size_t cap);
  * the first new trial; without spec.stops_on_loop (`tune`) their answers are waited for here,
  * at most one connect timeout. */
 void session_recheck_begin(Session *s);
-/* 1 while machine m's check is under way (it stays left out meanwhile); once it answered, a
- * host that is not refused now is said once to be in the trials again, and 0. */
-int session_recheck_pending(Session *s, size_t m);
+/* The tuner's may_begin (TunerMayBeginFn, userdata the session): 0 while a host checked so is
+ * still connecting (the console's loop steps it), so that the next suggestion knows which to
+ * leave out. */
+int session_recheck_may_begin(void *userdata);
+/* Once machine m's check answered, a host not refused now is said, once, to be in the trials
+ * again (a refused one is said by the refusal's own line). */
+void session_recheck_say(Session *s, size_t m);
 /* Whether machine m was one the resume checked again (its refusal's line says "still"). */
 int session_recheck_was_left_out(const Session *s, size_t m);
 /* The trial's end in the trial log, with its outcome (a write error said once, on_report). */

@@ -71,25 +71,31 @@ void session_recheck_begin(Session *s)
             timeout_s = hi.connect_timeout_s;
     }
     /* `tune` steps the pool only while a trial runs: the answers are waited for here, at most
-     * one attempt's deadline. The console's loop steps it; meanwhile those hosts stay left out
-     * (session_recheck_pending), so no trial is lost on one before its answer. */
-    if (!s->spec.stops_on_loop) {
+     * one attempt's deadline. The console's loop steps it, and its next trial waits for them
+     * (session_recheck_may_begin), keys and redraws going on. */
+    if (!s->spec.stops_on_loop)
         hostpool_run_until(s->pool, rechecks_settled, s,
                            clock_now_ms() + (int64_t)(timeout_s * 1000) + 1000);
-    }
 }
 
-int session_recheck_pending(Session *s, size_t m)
+int session_recheck_may_begin(void *userdata)
+{
+    Session *s = userdata;
+    /* `tune` waited already (session_recheck_begin); nothing would step the pool here */
+    return !s->recheck || !s->spec.stops_on_loop || rechecks_settled(s);
+}
+
+void session_recheck_say(Session *s, size_t m)
 {
     if (!s->recheck || s->recheck[m] != RECHECK_UNDER_WAY)
-        return 0;
+        return;
     HostInfo hi;
     hostpool_info(s->pool, m, &hi);
     if (attempt_under_way(&hi))
-        return 1;
+        return; /* `tune` after its wait: a host that never answered, tried as any such */
     s->recheck[m] = RECHECK_SAID;
-    if (hi.refused) /* said by the refusals' own line, which knows it was rechecked */
-        return 0;
+    if (hi.refused) /* said by the refusals' own line, which knows it was checked again */
+        return;
     char line[ERROR_MSG_MAX + 256];
     const char *name = s->cluster->machines[m].name;
     if (hi.state == HOST_READY)
@@ -104,7 +110,6 @@ int session_recheck_pending(Session *s, size_t m)
                  name, hi.last_error[0] ? hi.last_error : "no answer yet");
     if (s->spec.on_report)
         s->spec.on_report(s->spec.report_userdata, line);
-    return 0;
 }
 
 int session_recheck_was_left_out(const Session *s, size_t m)

@@ -57,11 +57,7 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
     /* the single launcher runs every trial on its one host: nothing to move off */
     if (strcmp(s->launcher, "per-host") != 0)
         return 1;
-    if (session_recheck_pending(s, machine)) {
-        snprintf(why, cap, "%s was refused when the session last ran, and its check since has "
-                 "not answered yet", s->cluster->machines[machine].name);
-        return 0;
-    }
+    session_recheck_say(s, machine); /* a resume's host used again: said before its trials */
     if (!host_refused(s, machine, &hi))
         return 1;
     say_refused(s, machine, &hi);
