@@ -39,7 +39,8 @@ int session_recheck_may_begin(void *userdata);
 /* Once machine m's check answered, a host not refused now is said, once, to be in the trials
  * again (a refused one is said by the refusal's own line). */
 void session_recheck_say(Session *s, size_t m);
-/* Whether machine m was one the resume checked again (its refusal's line says "still"). */
+/* Whether machine m was one the resume checked again and found refused (its refusal's line
+ * says "still"; not one used again, then refused later in the session). */
 int session_recheck_was_left_out(const Session *s, size_t m);
 /* The trial's end in the trial log, with its outcome (a write error said once, on_report). */
 void session_trial_log_end(Session *s, int trial, const char *outcome);

@@ -10,7 +10,9 @@
 #include "core/base/clock.h"
 #include "remote/session/session_priv.h"
 
-enum { RECHECK_UNDER_WAY = 1, RECHECK_SAID = 2 };
+/* recheck[m]: under way (not said yet), refused again (said by the refusal's line), or in the
+ * trials again (said here) */
+enum { RECHECK_UNDER_WAY = 1, RECHECK_REFUSED = 2, RECHECK_USED = 3 };
 
 /* The machines the journal's last optimizer suggestion was made leaving out (an override's
  * record has none of its own: the one before it says), NULL when none. */
@@ -93,7 +95,7 @@ void session_recheck_say(Session *s, size_t m)
     hostpool_info(s->pool, m, &hi);
     if (attempt_under_way(&hi))
         return; /* `tune` after its wait: a host that never answered, tried as any such */
-    s->recheck[m] = RECHECK_SAID;
+    s->recheck[m] = hi.refused ? RECHECK_REFUSED : RECHECK_USED;
     if (hi.refused) /* said by the refusals' own line, which knows it was checked again */
         return;
     char line[ERROR_MSG_MAX + 256];
@@ -114,5 +116,6 @@ void session_recheck_say(Session *s, size_t m)
 
 int session_recheck_was_left_out(const Session *s, size_t m)
 {
-    return s->recheck && s->recheck[m] != 0;
+    /* under way: only a refused host's line asks, so this check refused it */
+    return s->recheck && (s->recheck[m] == RECHECK_UNDER_WAY || s->recheck[m] == RECHECK_REFUSED);
 }
