@@ -144,6 +144,11 @@ int tuner_outside_number(const Tuner *t, int trial)
     return trial + t->number_offset;
 }
 
+static int may_begin(const Tuner *t)
+{
+    return !t->cfg.may_begin || t->cfg.may_begin(t->cfg.userdata);
+}
+
 size_t tuner_pollfds(Tuner *t, struct pollfd *fds, size_t cap, int64_t *deadline_ms)
 {
     size_t n = 0;
@@ -159,8 +164,15 @@ size_t tuner_pollfds(Tuner *t, struct pollfd *fds, size_t cap, int64_t *deadline
         if (t->cfg.launcher->finished(t->run))
             *deadline_ms = clock_now_ms(); /* a run that is over (sim) is collected now */
     }
-    if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget)
-        *deadline_ms = clock_now_ms(); /* work to start now */
+    if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget) {
+        if (may_begin(t)) {
+            *deadline_ms = clock_now_ms(); /* work to start now */
+        } else { /* asked again soon: what it waits for is stepped by another source */
+            int64_t again = clock_now_ms() + TUNER_PREPARE_RECHECK_MS;
+            if (*deadline_ms < 0 || again < *deadline_ms)
+                *deadline_ms = again;
+        }
+    }
     return n;
 }
 
@@ -188,7 +200,7 @@ void tuner_step(Tuner *t, const struct pollfd *fds, size_t n, int64_t now_ms)
         if (t->stop_requested)
             t->phase = PHASE_STOPPED;
     }
-    if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget)
+    if (t->phase == PHASE_IDLE && !t->paused && (int)t->n_trials < t->budget && may_begin(t))
         tuner_begin_trial(t);
 }
 

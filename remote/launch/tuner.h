@@ -79,6 +79,10 @@ typedef int (*TunerBeforeLaunchFn)(void *userdata, const Schedule *s, char *why,
  * why), and one already queued when its machine is refused is dropped unrun when its turn comes
  * (TUNER_EVENT_DROPPED with dropped_why), as each would fail unreachable and spend a trial. */
 typedef int (*TunerUsableFn)(void *userdata, size_t machine, char *why, size_t cap);
+/* Whether the next trial may begin now, before its suggestion is made: 0 holds it (a resume
+ * checking, on the caller's loop, the hosts its journal left out, whose answers decide which
+ * machines the suggestion leaves out); asked again every TUNER_PREPARE_RECHECK_MS. */
+typedef int (*TunerMayBeginFn)(void *userdata);
 
 typedef struct {
     const Cluster *cluster;
@@ -94,6 +98,7 @@ typedef struct {
     TunerEventFn on_event;
     TunerBeforeLaunchFn before_launch; /* optional; shares userdata with on_event */
     TunerUsableFn machine_usable;      /* optional (NULL: every machine); the same */
+    TunerMayBeginFn may_begin;         /* optional (NULL: always); the same */
     void *userdata;
 } TunerConfig;
 

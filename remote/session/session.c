@@ -379,6 +379,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         .on_event = on_event,
         .before_launch = session_before_launch,
         .machine_usable = session_machine_usable,
+        .may_begin = session_recheck_may_begin,
         .userdata = s,
     };
     if (!(s->tuner = tuner_new(&cfg, err)))
@@ -428,6 +429,9 @@ int session_journal_begin(Session *s, Error *err)
             tune_journal_append(s->journal, tune_alloc_json(s->alloc.job_id, s->alloc.name,
                                                             slurm_ctl_where(s->slurm)));
     }
+    /* the hosts the journal last left out, refused then: checked before the first new trial */
+    if (s->journal_open)
+        session_recheck_begin(s);
     /* Beside the journal, whose lock keeps it this session's alone; made at a first line. */
     if (s->journal_open && !(s->trial_log = triallog_new(tune_journal_path(s->journal))))
         return error_no_memory(err, "trial log");
@@ -506,6 +510,8 @@ void session_close(Session *s)
     orphans_clear(&s->procs.lost);
     free(s->refused_said);
     s->refused_said = NULL;
+    free(s->recheck);
+    s->recheck = NULL;
 }
 
 const char *session_alloc_left(const Session *s)

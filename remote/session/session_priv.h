@@ -27,6 +27,21 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
  * settled (an operator's accepted key, a reconnect after a fixed file); and, silently, while
  * no host is ready and one's attempt is under way (the first: a refusal not known yet). */
 int session_refused_check(Session *s, char *why, size_t cap);
+/* session_recheck.c: a resume (its journal replayed), per-host: the machines the journal's last
+ * suggestion left out, refused then, are connected again (key and login, nothing run) before
+ * the first new trial; without spec.stops_on_loop (`tune`) their answers are waited for here,
+ * at most one connect timeout. */
+void session_recheck_begin(Session *s);
+/* The tuner's may_begin (TunerMayBeginFn, userdata the session): 0 while a host checked so is
+ * still connecting (the console's loop steps it), so that the next suggestion knows which to
+ * leave out. */
+int session_recheck_may_begin(void *userdata);
+/* Once machine m's check answered, a host not refused now is said, once, to be in the trials
+ * again (a refused one is said by the refusal's own line). */
+void session_recheck_say(Session *s, size_t m);
+/* Whether machine m was one the resume checked again and found refused (its refusal's line
+ * says "still"; not one used again, then refused later in the session). */
+int session_recheck_was_left_out(const Session *s, size_t m);
 /* The trial's end in the trial log, with its outcome (a write error said once, on_report). */
 void session_trial_log_end(Session *s, int trial, const char *outcome);
 /* The launchers' on_log (LaunchLogFn, userdata the session): a line of the running trial's. */

@@ -39,7 +39,12 @@ static void say_refused(Session *s, size_t m, const HostInfo *hi)
         return;
     s->refused_said[m] = 1;
     char line[ERROR_MSG_MAX + 256];
-    snprintf(line, sizeof line, "%s is left out of the trials from now on: %s",
+    /* a resume's host left out before too (session_recheck.c): refused again, checked now */
+    snprintf(line, sizeof line,
+             session_recheck_was_left_out(s, m)
+                 ? "%s is still left out of the trials (refused when the session last ran, and "
+                   "again now): %s"
+                 : "%s is left out of the trials from now on: %s",
              s->cluster->machines[m].name, hi->last_error);
     if (s->spec.on_report)
         s->spec.on_report(s->spec.report_userdata, line);
@@ -50,7 +55,10 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
     Session *s = userdata;
     HostInfo hi;
     /* the single launcher runs every trial on its one host: nothing to move off */
-    if (strcmp(s->launcher, "per-host") != 0 || !host_refused(s, machine, &hi))
+    if (strcmp(s->launcher, "per-host") != 0)
+        return 1;
+    session_recheck_say(s, machine); /* a resume's host used again: said before its trials */
+    if (!host_refused(s, machine, &hi))
         return 1;
     say_refused(s, machine, &hi);
     snprintf(why, cap, "%s", hi.last_error);

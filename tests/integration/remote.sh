@@ -162,15 +162,17 @@ assert all(x["status"] == "ok" and not uses(x, "h1") for x in later), later
 PY
 # The optimizer was told h1 is left out (the suggested lines' left_out), and a resume tells
 # it the same: its re-made suggestions are the journal's (no "another schedule" warning).
+# The resume checks h1 again before its first new trial: still refused, it gets none.
+# Regression: the resumed pool did not know, and trial 5 could try h1 and be lost unreachable.
 kr2=$(sed -n 's/^tunedeck tune: session \([^ ]*\) (journal \(.*\))$/\2/p' "$T/kr2.err")
 kr2id=$(sed -n 's/^tunedeck tune: session \([^ ]*\) (journal.*/\1/p' "$T/kr2.err")
 "$bin" tune --resume "$kr2id" --budget 6 --json > "$T/kr2r.json" 2> "$T/kr2r.err"
 echo "rc=$?" >> "$T/kr2r.err"
-check "a refused host's machine is journaled left out, and a resume re-makes the suggestions" \
+check "a refused host's machine is journaled left out; a resume re-makes the suggestions and, h1 still refused, spends no trial on it" \
     python3 - "$kr2" "$T/kr2r.json" "$T/kr2r.err" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-# the first run's lines (the resume's pool learns of the refusal afresh, at its first trial)
+# the first run's lines
 lines = lines[:next(i for i, l in enumerate(lines) if l["event"] == "resumed")]
 sug = [l for l in lines if l["event"] == "suggested"]
 first = min(l["trial"] for l in lines if l["event"] == "finished" and l["status"] == "unreachable")
@@ -180,7 +182,32 @@ err = open(sys.argv[3]).read()
 assert err.endswith("rc=0\n") and "another schedule" not in err, err
 t = json.load(open(sys.argv[2]))["trials"]
 assert len(t) == 6 and [x["status"] for x in t[1:4]] == ["ok"] * 3, t
+uses = lambda x, name: any(m["name"] == name and (m["worker"] or m["ps"])
+                           for m in x["schedule"]["machines"])
+assert all(x["status"] == "ok" and not uses(x, "h1") for x in t[4:]), t[4:]
+assert err.count("h1 is still left out of the trials (refused when the session last ran, and "
+                 "again now): unknown host key for 127.0.0.11") == 1, err
+assert "accept it with --accept-new-host-keys" in err and "from now on" not in err, err
 PY
+# known_hosts fixed: the next resume finds h1 answering and uses it again, said once.
+cp "$T/known_hosts.ok" "$T/h/known_hosts"
+"$bin" tune --resume "$kr2id" --budget 9 --json > "$T/kr2f.json" 2> "$T/kr2f.err"
+echo "rc=$?" >> "$T/kr2f.err"
+check "known_hosts fixed since: a resume uses h1 again, said once" \
+    python3 - "$T/kr2f.json" "$T/kr2f.err" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"]
+err = open(sys.argv[2]).read()
+assert err.endswith("rc=0\n"), err
+assert err.count("h1 is in the trials again: it was left out when the session last ran (its "
+                 "host refused), and its host key and login are accepted now") == 1, err
+assert "left out of the trials" not in err, err
+uses = lambda x, name: any(m["name"] == name and (m["worker"] or m["ps"])
+                           for m in x["schedule"]["machines"])
+assert len(t) == 9 and all(x["status"] == "ok" for x in t[6:]), t[6:]
+assert any(uses(x, "h1") for x in t[6:]), t[6:]
+PY
+grep -v "127.0.0.11" "$T/known_hosts.ok" > "$T/h/known_hosts"
 # The single launcher runs every trial on its one host (h1, the first machine): refused, no
 # trial can run, whatever the others.
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher single --trial-cmd "$trial" \

@@ -396,3 +396,118 @@ Test(session_refused, the_console_holds_while_every_host_is_refused_and_goes_on_
     cr_assert_str_empty(session_refused_hold(s));
     session_free(s);
 }
+
+static int tuner_is_done(void *tuner)
+{
+    return tuner_done(tuner);
+}
+
+/* The session run_session journaled, resumed with a budget of 7: 3 new trials. As `tune`
+ * runs it, or as the console does (its hosts connected at the start, the pool stepped by its
+ * loop beside the tuner). */
+static Session *resume_to_seven_as(const char *id, int console)
+{
+    Session *s = session_new(1, dir);
+    SessionSpec spec = {.ssh_config = TEST_SSH_CONFIG, .budget = 7, .on_report = keep_line};
+    if (console) {
+        spec.keep_hosts = SESSION_KEEP_ALL;
+        spec.stops_on_loop = spec.holds_refused = 1;
+    }
+    Error err;
+    n_said = 0;
+    cr_assert_eq(session_resume(s, id, &spec, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    if (console) {
+        EvLoop *l = evloop_new();
+        cr_assert_not_null(l);
+        cr_assert_gt(hostpool_attach(s->pool, l), 0);
+        cr_assert_gt(tuner_attach(s->tuner, l), 0);
+        cr_assert_eq(evloop_run(l, tuner_is_done, s->tuner, -1), 1);
+        evloop_free(l);
+        cr_assert_null(tuner_last_error(s->tuner), "%s", tuner_last_error(s->tuner));
+    } else {
+        cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    }
+    cr_assert_eq(tuner_n_trials(s->tuner), 7);
+    return s;
+}
+
+static Session *resume_to_seven(const char *id)
+{
+    return resume_to_seven_as(id, 0);
+}
+
+/* A 4-trial session in which h1's host key is refused (h1 left out after the trial that met
+ * it); its id into id. */
+static void run_with_h1_refused(char *id, size_t cap)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session(s, &err), 0, "%s", err.msg);
+    assert_left_out_after_it_refused(s->tuner, 0, "unknown host key");
+    snprintf(id, cap, "%s", tune_journal_id(s->journal));
+    session_free(s);
+}
+
+static int uses(const TrialRecord *r, size_t m)
+{
+    return r->suggestion.schedule->worker[m] || r->suggestion.schedule->ps[m];
+}
+
+/* A resume checks the hosts its journal left out before its first new trial: h1, still
+ * refused, is left out from the start, said once with why and how to accept it. Regression:
+ * the fresh pool did not know, so a new trial could try h1 again and be lost unreachable. */
+static void assert_resume_left_h1_out(int console)
+{
+    char id[64];
+    run_with_h1_refused(id, sizeof id);
+    Session *s = resume_to_seven_as(id, console);
+    for (size_t i = 4; i < 7; i++) {
+        const TrialRecord *r = tuner_trial(s->tuner, i);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
+    }
+    cr_assert_eq(said_count("h1 is still left out of the trials (refused when the session last "
+                            "ran, and again now): unknown host key"),
+                 1);
+    cr_assert_eq(said_count("accept it with --accept-new-host-keys"), 1);
+    cr_assert_eq(said_count("h1 is left out of the trials from now on"), 0);
+    cr_assert_eq(said_count("in the trials again"), 0);
+    session_free(s);
+}
+
+Test(session_refused, a_resume_leaves_a_host_still_refused_out_from_its_first_trial)
+{
+    assert_resume_left_h1_out(0);
+}
+
+/* On the console the hosts connect as it starts, its loop stepping them: its first new trial
+ * waits for h1's answer before its suggestion is made. */
+Test(session_refused, a_console_resume_leaves_a_host_still_refused_out_from_its_first_trial)
+{
+    assert_resume_left_h1_out(1);
+}
+
+/* ... and h1, its key added to known_hosts since, is used again, said once. */
+Test(session_refused, a_resume_uses_again_a_host_no_longer_refused)
+{
+    char id[64];
+    run_with_h1_refused(id, sizeof id);
+    write_known_hosts(1, 1);
+    Session *s = resume_to_seven(id);
+    int on_h1 = 0;
+    for (size_t i = 4; i < 7; i++) {
+        const TrialRecord *r = tuner_trial(s->tuner, i);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+        on_h1 += uses(r, 0);
+    }
+    cr_assert_gt(on_h1, 0, "no new trial used h1");
+    cr_assert_eq(said_count("h1 is in the trials again: it was left out when the session last "
+                            "ran (its host refused), and its host key and login are accepted "
+                            "now"),
+                 1);
+    cr_assert_eq(said_count("left out of the trials"), 0);
+    session_free(s);
+}

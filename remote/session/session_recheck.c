@@ -1,0 +1,121 @@
+/* A resume checks again, before its first new trial, the hosts its journal last left out as
+ * refused (the last suggestion's `left_out`): a fresh pool knows nothing of them, so the first
+ * new trial could try one still refused and be lost unreachable, spending the budget. Each is
+ * connected (host key and login, nothing run); one still refused stays left out from the start,
+ * one that answers now (a known_hosts or login fixed meanwhile) is used again; each said once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/clock.h"
+#include "remote/session/session_priv.h"
+
+/* recheck[m]: under way (not said yet), refused again (said by the refusal's line), or in the
+ * trials again (said here) */
+enum { RECHECK_UNDER_WAY = 1, RECHECK_REFUSED = 2, RECHECK_USED = 3 };
+
+/* The machines the journal's last optimizer suggestion was made leaving out (an override's
+ * record has none of its own: the one before it says), NULL when none. */
+static const unsigned char *journaled_left_out(const Tuner *t)
+{
+    for (size_t i = tuner_n_trials(t); i-- > 0;) {
+        const TrialRecord *r = tuner_trial(t, i);
+        if (!r->overridden)
+            return r->left_out;
+    }
+    return NULL;
+}
+
+static int attempt_under_way(const HostInfo *hi)
+{
+    return hi->state != HOST_IDLE && hi->state != HOST_READY && hi->state != HOST_DOWN;
+}
+
+/* hostpool_run_until's done: no rechecked host's attempt is still under way. */
+static int rechecks_settled(void *ctx)
+{
+    const Session *s = ctx;
+    for (size_t m = 0; m < s->cluster->n_machines; m++) {
+        HostInfo hi;
+        if (s->recheck[m] != RECHECK_UNDER_WAY)
+            continue;
+        hostpool_info(s->pool, m, &hi);
+        if (attempt_under_way(&hi))
+            return 0;
+    }
+    return 1;
+}
+
+void session_recheck_begin(Session *s)
+{
+    if (!s->resume || !s->journal_open || !s->pool || !s->tuner ||
+        strcmp(s->launcher, "per-host") != 0)
+        return;
+    const Tuner *t = s->tuner;
+    const unsigned char *out = journaled_left_out(t);
+    size_t n = s->cluster->n_machines;
+    if (!out || (int)tuner_n_trials(t) >= tuner_budget(t) || n > hostpool_size(s->pool))
+        return; /* nothing left out, or no new trial to keep off them */
+    free(s->recheck);
+    if (!(s->recheck = calloc(n + 1, 1)))
+        return; /* out of memory: the first trial finds out, as before */
+    double timeout_s = 0;
+    for (size_t m = 0; m < n; m++) {
+        if (!out[m])
+            continue;
+        HostInfo hi;
+        hostpool_info(s->pool, m, &hi);
+        s->recheck[m] = RECHECK_UNDER_WAY;
+        /* the console's pool (keep_hosts) is connecting them already */
+        if (hi.state == HOST_IDLE)
+            hostpool_connect(s->pool, m, 0);
+        if (hi.connect_timeout_s > timeout_s)
+            timeout_s = hi.connect_timeout_s;
+    }
+    /* `tune` steps the pool only while a trial runs: the answers are waited for here, at most
+     * one attempt's deadline. The console's loop steps it, and its next trial waits for them
+     * (session_recheck_may_begin), keys and redraws going on. */
+    if (!s->spec.stops_on_loop)
+        hostpool_run_until(s->pool, rechecks_settled, s,
+                           clock_now_ms() + (int64_t)(timeout_s * 1000) + 1000);
+}
+
+int session_recheck_may_begin(void *userdata)
+{
+    Session *s = userdata;
+    /* `tune` waited already (session_recheck_begin); nothing would step the pool here */
+    return !s->recheck || !s->spec.stops_on_loop || rechecks_settled(s);
+}
+
+void session_recheck_say(Session *s, size_t m)
+{
+    if (!s->recheck || s->recheck[m] != RECHECK_UNDER_WAY)
+        return;
+    HostInfo hi;
+    hostpool_info(s->pool, m, &hi);
+    if (attempt_under_way(&hi))
+        return; /* `tune` after its wait: a host that never answered, tried as any such */
+    s->recheck[m] = hi.refused ? RECHECK_REFUSED : RECHECK_USED;
+    if (hi.refused) /* said by the refusals' own line, which knows it was checked again */
+        return;
+    char line[ERROR_MSG_MAX + 256];
+    const char *name = s->cluster->machines[m].name;
+    if (hi.state == HOST_READY)
+        snprintf(line, sizeof line,
+                 "%s is in the trials again: it was left out when the session last ran (its "
+                 "host refused), and its host key and login are accepted now",
+                 name);
+    else /* down for a passing reason (a timeout, a connection refused): tried, as any such */
+        snprintf(line, sizeof line,
+                 "%s is in the trials again: it was left out when the session last ran (its "
+                 "host refused), and is not refused now, though down (%s): its trials try it",
+                 name, hi.last_error[0] ? hi.last_error : "no answer yet");
+    if (s->spec.on_report)
+        s->spec.on_report(s->spec.report_userdata, line);
+}
+
+int session_recheck_was_left_out(const Session *s, size_t m)
+{
+    /* under way: only a refused host's line asks, so this check refused it */
+    return s->recheck && (s->recheck[m] == RECHECK_UNDER_WAY || s->recheck[m] == RECHECK_REFUSED);
+}
