@@ -219,6 +219,11 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     return r;
 }
 
+void launch_slurm_backstop_move(void *run, int64_t at_ms)
+{
+    ((SlurmRun *)run)->backstop_ms = at_ms;
+}
+
 /* scancel of the steps here, not waited for: it answers at once, unless the controller is
  * away (then it retries for a while, and the screen must not wait with it). A grandchild,
  * so nothing is left to reap; the srun clients end with their steps, or by SIGTERM. */

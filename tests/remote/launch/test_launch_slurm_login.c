@@ -4,6 +4,7 @@
  * answer of its own (the connection dropped under it) or answers that it failed. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
+#include "remote/launch/launch_slurm_priv.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/launchstep.h"
 #include "tests/support/sshd_fixture.h"
@@ -103,9 +106,9 @@ static void note_ready(void *ud, const char *machine, StreamKind stream, const c
         said_ready = 1;
 }
 
-/* A trial on the login node whose srun reports step 12.0 and runs on, cancelled once it
- * said so; its scancel is the stand-in `scancel_body`. Returns its observation. */
-static Observation *cancelled_trial(const char *scancel_body)
+/* The login node (this test's sshd) with the stand-in srun, which reports step 12.0 and runs
+ * on, and the stand-in `scancel_body`; the launch's config, on a pool the caller frees. */
+static LaunchConfig login_trial(const char *scancel_body)
 {
     char extra[512];
     snprintf(extra, sizeof extra,
@@ -118,18 +121,24 @@ static Observation *cancelled_trial(const char *scancel_body)
              dir, dir);
     stand_in("srun", body);
     stand_in("scancel", scancel_body);
-    HostPool *pool = sshd_fixture_pool(&sshd, "login");
-    LaunchConfig cfg = {.command = "true",
-                        .slurm_job = "12",
-                        .timeout_s = 60,
-                        .remote = pool,
-                        .remote_host = "login",
-                        .on_log = note_ready,
-                        .on_steps_left = keep_steps};
+    return (LaunchConfig){.command = "true",
+                          .slurm_job = "12",
+                          .timeout_s = 60,
+                          .remote = sshd_fixture_pool(&sshd, "login"),
+                          .remote_host = "login",
+                          .on_log = note_ready,
+                          .on_steps_left = keep_steps};
+}
+
+/* A trial on the login node whose srun reports step 12.0 and runs on, cancelled once it
+ * said so; its scancel is the stand-in `scancel_body`. Returns its observation. */
+static Observation *cancelled_trial(const char *scancel_body)
+{
+    LaunchConfig cfg = login_trial(scancel_body);
     Observation *o = launchstep_cancel_once("slurm", &cfg, s, &said_ready,
                                             "the stand-in srun ended before it said all");
     cr_assert_not_null(o);
-    hostpool_free(pool);
+    hostpool_free(cfg.remote);
     return o;
 }
 
@@ -167,5 +176,42 @@ Test(launch_slurm_login, a_cancel_whose_scancel_answered_a_failure_passes_nothin
     cr_assert_eq(o->status, TRIAL_CANCELLED, "%s", o->reason);
     cr_assert_eq(lefts, 0, "passed on: %s", steps_left);
     cr_assert_str_eq(o->reason, "cancelled");
+    observation_free(o);
+}
+
+/* The backstop: srun on the login node neither ended nor had its step ended by Slurm's own
+ * limit, so at the backstop tunedeck cancels step 12.0 itself (no cancel of the caller's),
+ * and the login node drops under that scancel. srun's end was never seen (unreachable), and
+ * the scancel gave no answer: the step is passed on, to be cancelled when the login node
+ * answers again, and the reason says so. Neither the drop nor the backstop had a test: the
+ * backstop is minutes away (launch_slurm_backstop_move brings it to now). */
+Test(launch_slurm_login, a_backstop_whose_scancel_the_drop_cut_passes_its_steps_on)
+{
+    LaunchConfig cfg = login_trial(DROPPING_SCANCEL);
+    const LauncherKind *k = launcher_find("slurm");
+    Error err;
+    void *r = k->start(&cfg, s, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    while (!said_ready && !k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    cr_assert(said_ready, "the stand-in srun ended before it said all");
+    launch_slurm_backstop_move(r, clock_now_ms());
+    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
+    Observation *o = k->result(r);
+    cr_assert_not_null(o);
+    k->free(r);
+    hostpool_free(cfg.remote);
+    cr_assert_eq(o->status, TRIAL_UNREACHABLE, "%s: %s", trial_status_name(o->status),
+                 o->reason);
+    cr_assert_eq(lefts, 1, "the steps were not passed on: %s", o->reason);
+    cr_assert_str_eq(steps_left, "12.0");
+    cr_assert(strstr(o->reason, "; its step 12.0 may still run: cancelled once the login node "
+                                "answers again"),
+              "%s", o->reason);
     observation_free(o);
 }
