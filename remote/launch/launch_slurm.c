@@ -59,6 +59,7 @@ typedef struct {
     char unanswered[256];  /* of those, the steps of scancels with no answer at all */
     int64_t scancel_until_ms;
     int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
+    int backstop_fired;  /* it passed with srun running: a deadline no more */
 } SlurmRun;
 
 size_t launch_slurm_step_mark(const char *line, const char *job)
@@ -310,9 +311,11 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
 {
     SlurmRun *r = run;
     size_t n = r->inner->pollfds(r->run, fds, cap, deadline_ms);
-    int64_t next = scancel_pending(r) ? r->scancel_until_ms
-                   : r->inner->finished(r->run) ? -1
-                                                  : r->backstop_ms;
+    /* A backstop that fired is no deadline: the loop would spin on it, past, until srun
+     * ended (its stop's wait, or Slurm's KillWait), once the scancel had answered. */
+    int64_t next = scancel_pending(r)                                   ? r->scancel_until_ms
+                   : r->inner->finished(r->run) || r->backstop_fired ? -1
+                                                                       : r->backstop_ms;
     if (next >= 0 && (*deadline_ms < 0 || next < *deadline_ms))
         *deadline_ms = next;
     return n;
@@ -324,7 +327,9 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     r->inner->step(r->run, fds, n, now_ms); /* the login node's session too: the scancel */
     /* A cancel's steps (some may report only after it), or steps srun did not end with
      * Slurm's own limit: ours to end. */
-    if (r->cancelled || (!r->inner->finished(r->run) && now_ms >= r->backstop_ms))
+    if (!r->inner->finished(r->run) && now_ms >= r->backstop_ms)
+        r->backstop_fired = 1;
+    if (r->cancelled || (!r->inner->finished(r->run) && r->backstop_fired))
         scancel_steps(r);
     if (scancel_pending(r) && now_ms >= r->scancel_until_ms)
         rexec_close(r->scancel);

@@ -179,6 +179,23 @@ Test(launch_slurm_login, a_cancel_whose_scancel_answered_a_failure_passes_nothin
     observation_free(o);
 }
 
+/* The slurm launcher's run of s with cfg, stepped until its srun said it is ready. */
+static void *started_until_ready(const LauncherKind *k, const LaunchConfig *cfg)
+{
+    Error err;
+    void *r = k->start(cfg, s, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    while (!said_ready && !k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    cr_assert(said_ready, "the stand-in srun ended before it said all");
+    return r;
+}
+
 /* The backstop: srun on the login node neither ended nor had its step ended by Slurm's own
  * limit, so at the backstop tunedeck cancels step 12.0 itself (no cancel of the caller's),
  * and the login node drops under that scancel. srun's end was never seen (unreachable), and
@@ -189,17 +206,7 @@ Test(launch_slurm_login, a_backstop_whose_scancel_the_drop_cut_passes_its_steps_
 {
     LaunchConfig cfg = login_trial(DROPPING_SCANCEL);
     const LauncherKind *k = launcher_find("slurm");
-    Error err;
-    void *r = k->start(&cfg, s, &err);
-    cr_assert_not_null(r, "%s", err.msg);
-    while (!said_ready && !k->finished(r)) {
-        struct pollfd fds[8];
-        int64_t deadline = -1;
-        size_t n = k->pollfds(r, fds, 8, &deadline);
-        int rc = poll(fds, n, 100);
-        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
-    }
-    cr_assert(said_ready, "the stand-in srun ended before it said all");
+    void *r = started_until_ready(k, &cfg);
     launch_slurm_backstop_move(r, clock_now_ms());
     cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
     Observation *o = k->result(r);
@@ -213,5 +220,47 @@ Test(launch_slurm_login, a_backstop_whose_scancel_the_drop_cut_passes_its_steps_
     cr_assert(strstr(o->reason, "; its step 12.0 may still run: cancelled once the login node "
                                 "answers again"),
               "%s", o->reason);
+    observation_free(o);
+}
+
+/* Regression: once the backstop's scancel had answered, the run still gave the backstop, past,
+ * as its deadline until srun ended (up to the stop's 5 s, or Slurm's KillWait), so the poll
+ * loop spun. Here srun lingers a second after the scancel ran (it answers exit 0 at once):
+ * no deadline the run gives after the backstop fired may be the backstop again. */
+Test(launch_slurm_login, a_backstop_that_fired_is_no_deadline_any_more)
+{
+    char scancel[256];
+    snprintf(scancel, sizeof scancel, "touch '%s/scancel.ran'\n", dir);
+    LaunchConfig cfg = login_trial(scancel);
+    char srun[512]; /* the stand-in srun, ending a second after the scancel ran */
+    snprintf(srun, sizeof srun,
+             "cat > /dev/null\necho 'tunedeck-step 12.0' >&2\necho ready >&2\n"
+             "while [ ! -e '%s/scancel.ran' ]; do sleep 0.1; done\nexec sleep 1\n",
+             dir);
+    stand_in("srun", srun);
+    const LauncherKind *k = launcher_find("slurm");
+    void *r = started_until_ready(k, &cfg);
+    int64_t backstop = clock_now_ms() - 60000; /* passed a minute ago: due at once */
+    launch_slurm_backstop_move(r, backstop);
+    k->step(r, NULL, 0, clock_now_ms()); /* it fires: the scancel goes */
+    while (!k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        char ran[256];
+        snprintf(ran, sizeof ran, "%s/scancel.ran", dir);
+        cr_assert(deadline < 0 || deadline > backstop,
+                  "the run's deadline is its backstop, past: the poll loop would spin (the "
+                  "scancel %s)",
+                  access(ran, F_OK) == 0 ? "ran" : "has not run yet");
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(r);
+    cr_assert_not_null(o);
+    k->free(r);
+    hostpool_free(cfg.remote);
+    /* the scancel answered exit 0: the step was told to end, nothing is passed on */
+    cr_assert_eq(lefts, 0, "passed on: %s (%s)", steps_left, o->reason);
     observation_free(o);
 }
