@@ -33,10 +33,12 @@ extern const LauncherKind LAUNCHER_LOCAL;
 extern const LauncherKind LAUNCHER_SINGLE;
 
 /* Slurm checks time limits about every 30 s and then waits KillWait: past this much after
- * the step's own limit, tunedeck stops it itself. SCANCEL_WAIT_MS: how long a trial's end
- * waits for the login node's scancel to answer (a controller that is away keeps scancel
- * retrying there; it goes on without us). */
-enum { BACKSTOP_S = 120, SCANCEL_WAIT_MS = 10000 };
+ * the step's own limit, tunedeck stops it itself (the backstop: the trial times out).
+ * SPARE_S: the inner run's own deadline comes that much later, never reached unless its stop
+ * does not end it. SCANCEL_WAIT_MS: how long a trial's end waits for the login node's
+ * scancel to answer (a controller that is away keeps scancel retrying there; it goes on
+ * without us). */
+enum { BACKSTOP_S = 120, SPARE_S = 60, SCANCEL_WAIT_MS = 10000 };
 /* A joined task line is given out at this length, as the inner launchers cut theirs. */
 enum { MAX_LINE = 4 << 20 };
 
@@ -59,7 +61,9 @@ typedef struct {
     char unanswered[256];  /* of those, the steps of scancels with no answer at all */
     int64_t scancel_until_ms;
     int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
-    int backstop_fired;  /* it passed with srun running: a deadline no more */
+    int backstop_fired;  /* it passed with srun running: a deadline no more; timed out */
+    double timeout_s;    /* the trial's, as the caller gave it (for the timeout's reason) */
+    double limit_min;    /* the step's --time */
 } SlurmRun;
 
 size_t launch_slurm_step_mark(const char *line, const char *job)
@@ -182,6 +186,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     r->cfg = *cfg;
     r->trial = s->trial;
+    r->timeout_s = timeout_s;
+    r->limit_min = limit_min;
     r->line_task = -1;
     r->words = srunwords_new();
     if (!(r->lines = srunlines_new(MAX_LINE))) {
@@ -197,7 +203,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     LaunchConfig inner = *cfg;
     inner.command = r->command;
-    inner.timeout_s = limit_min * 60 + BACKSTOP_S;
+    inner.timeout_s = limit_min * 60 + BACKSTOP_S + SPARE_S;
     inner.on_log = on_log;
     inner.on_line = on_line;
     /* The step, not a process group, is what a stop reaches; and the callbacks share
@@ -209,7 +215,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     inner.userdata = r;
     inner.on_iteration = cfg->on_iteration ? on_iteration : NULL;
     inner.iter_userdata = r;
-    r->backstop_ms = clock_now_ms() + (int64_t)(inner.timeout_s * 1000);
+    r->backstop_ms = clock_now_ms() + (int64_t)((limit_min * 60 + BACKSTOP_S) * 1000);
     if (!(r->run = r->inner->start(&inner, s, err))) {
         error_prefix(err, "slurm launcher");
         free(r->command);
@@ -326,11 +332,14 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     SlurmRun *r = run;
     r->inner->step(r->run, fds, n, now_ms); /* the login node's session too: the scancel */
     /* A cancel's steps (some may report only after it), or steps srun did not end with
-     * Slurm's own limit: ours to end. */
-    if (!r->inner->finished(r->run) && now_ms >= r->backstop_ms)
-        r->backstop_fired = 1;
+     * Slurm's own limit: ours to end, and srun stopped as a cancel stops it. */
+    int fires = !r->backstop_fired && !r->cancelled && !r->inner->finished(r->run) &&
+                now_ms >= r->backstop_ms;
+    r->backstop_fired |= fires;
     if (r->cancelled || (!r->inner->finished(r->run) && r->backstop_fired))
         scancel_steps(r);
+    if (fires)
+        r->inner->cancel(r->run);
     if (scancel_pending(r) && now_ms >= r->scancel_until_ms)
         rexec_close(r->scancel);
 }
@@ -381,6 +390,15 @@ static Observation *result(void *run)
     r->ended = r->ended || o;
     if (!o)
         return o;
+    if (r->backstop_fired && !r->cancelled) {
+        /* the inner run was cancelled at the backstop: the trial timed out, by its own
+         * timeout (the inner run's is the step's limit and more) */
+        o->status = TRIAL_TIMEOUT;
+        snprintf(o->reason, sizeof o->reason,
+                 "ran past the %g s trial timeout: Slurm had not ended its step %d s after its "
+                 "%g min limit",
+                 r->timeout_s, BACKSTOP_S, r->limit_min);
+    }
     if (!r->cancelled && o->status != TRIAL_TIMEOUT)
         srunwords_explain(r->words, o);
     if (r->cancelled || o->status == TRIAL_TIMEOUT || o->status == TRIAL_UNREACHABLE)
@@ -391,8 +409,8 @@ static Observation *result(void *run)
 static void cancel(void *run)
 {
     SlurmRun *r = run;
-    if (r->inner->finished(r->run))
-        return;
+    if (r->inner->finished(r->run) || r->backstop_fired)
+        return; /* the backstop stops it already, as a timeout */
     r->cancelled = 1;
     scancel_steps(r);
     r->inner->cancel(r->run);

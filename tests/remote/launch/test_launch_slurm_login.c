@@ -197,11 +197,13 @@ static void *started_until_ready(const LauncherKind *k, const LaunchConfig *cfg)
 }
 
 /* The backstop: srun on the login node neither ended nor had its step ended by Slurm's own
- * limit, so at the backstop tunedeck cancels step 12.0 itself (no cancel of the caller's),
- * and the login node drops under that scancel. srun's end was never seen (unreachable), and
- * the scancel gave no answer: the step is passed on, to be cancelled when the login node
- * answers again, and the reason says so. Neither the drop nor the backstop had a test: the
- * backstop is minutes away (launch_slurm_backstop_move brings it to now). */
+ * limit, so at the backstop tunedeck cancels step 12.0 itself (no cancel of the caller's) and
+ * stops srun, and the login node drops under that scancel. The trial timed out, and its
+ * scancel gave no answer: the step is passed on, to be cancelled when the login node answers
+ * again, and the reason says so. Neither the drop nor the backstop had a test: the backstop is
+ * minutes away (launch_slurm_backstop_move brings it to now).
+ * Regression too: the reason named the inner run's timeout, the step's limit and 120 s
+ * ("ran past the 180 s trial timeout" for a trial given 60 s). */
 Test(launch_slurm_login, a_backstop_whose_scancel_the_drop_cut_passes_its_steps_on)
 {
     LaunchConfig cfg = login_trial(DROPPING_SCANCEL);
@@ -213,29 +215,32 @@ Test(launch_slurm_login, a_backstop_whose_scancel_the_drop_cut_passes_its_steps_
     cr_assert_not_null(o);
     k->free(r);
     hostpool_free(cfg.remote);
-    cr_assert_eq(o->status, TRIAL_UNREACHABLE, "%s: %s", trial_status_name(o->status),
-                 o->reason);
+    cr_assert_eq(o->status, TRIAL_TIMEOUT, "%s: %s", trial_status_name(o->status), o->reason);
     cr_assert_eq(lefts, 1, "the steps were not passed on: %s", o->reason);
     cr_assert_str_eq(steps_left, "12.0");
-    cr_assert(strstr(o->reason, "; its step 12.0 may still run: cancelled once the login node "
-                                "answers again"),
-              "%s", o->reason);
+    cr_assert_str_eq(o->reason, "ran past the 60 s trial timeout: Slurm had not ended its step "
+                                "120 s after its 1 min limit; its step 12.0 may still run: "
+                                "cancelled once the login node answers again");
     observation_free(o);
 }
 
 /* Regression: once the backstop's scancel had answered, the run still gave the backstop, past,
  * as its deadline until srun ended (up to the stop's 5 s, or Slurm's KillWait), so the poll
- * loop spun. Here srun lingers a second after the scancel ran (it answers exit 0 at once):
- * no deadline the run gives after the backstop fired may be the backstop again. */
+ * loop spun. Here srun lingers a second after the scancel ran (it answers exit 0 at once),
+ * its SIGTERM ignored: no deadline the run gives after the backstop fired may be the backstop
+ * again. */
 Test(launch_slurm_login, a_backstop_that_fired_is_no_deadline_any_more)
 {
     char scancel[256];
     snprintf(scancel, sizeof scancel, "touch '%s/scancel.ran'\n", dir);
     LaunchConfig cfg = login_trial(scancel);
-    char srun[512]; /* the stand-in srun, ending a second after the scancel ran */
+    /* the stand-in srun, deaf to the stop's SIGTERM (as srun waiting for its step's tasks),
+     * ending a second after the scancel ran */
+    char srun[512];
     snprintf(srun, sizeof srun,
-             "cat > /dev/null\necho 'tunedeck-step 12.0' >&2\necho ready >&2\n"
-             "while [ ! -e '%s/scancel.ran' ]; do sleep 0.1; done\nexec sleep 1\n",
+             "trap '' TERM HUP\ncat > /dev/null\necho 'tunedeck-step 12.0' >&2\n"
+             "echo ready >&2\nwhile [ ! -e '%s/scancel.ran' ]; do sleep 0.1; done\n"
+             "exec sleep 1\n",
              dir);
     stand_in("srun", srun);
     const LauncherKind *k = launcher_find("slurm");
