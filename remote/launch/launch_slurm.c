@@ -13,6 +13,7 @@
  * the step's time limit itself; a step it kills (time limit, node failure) is a failed trial
  * with Slurm's own words as the reason. Timings are the protocol's, never Slurm's. */
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,13 @@ typedef struct {
     double timeout_s;    /* the trial's, as the caller gave it (for the timeout's reason) */
     double limit_min;    /* the step's --time */
 } SlurmRun;
+
+double launch_slurm_limit_min(double timeout_s)
+{
+    /* Slurm's --time=0 is no limit at all: a timeout under a minute is a minute */
+    double min = ceil(timeout_s / 60);
+    return min < 1 ? 1 : min;
+}
 
 size_t launch_slurm_step_mark(const char *line, const char *job)
 {
@@ -178,7 +186,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
-    double limit_min = (double)(long)((timeout_s + 59) / 60);
+    double limit_min = launch_slurm_limit_min(timeout_s);
     SlurmRun *r = calloc(1, sizeof *r);
     if (!r) {
         error_set(err, "slurm launcher: out of memory");
