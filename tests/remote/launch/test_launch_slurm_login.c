@@ -1,7 +1,8 @@
 /* The slurm launcher through a login node (a real sshd of the test's own, its Slurm commands
  * stand-ins first on the PATH its ForceCommand sets): a stopped trial's scancel runs there on a
  * second channel of the session, and what becomes of its steps when that scancel gives no
- * answer of its own (the connection dropped under it) or answers that it failed. */
+ * answer of its own (the connection dropped under it) or answers that it failed; the stop
+ * by a cancel and by the backstop past the step's time limit. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <poll.h>
