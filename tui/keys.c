@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tui/draw.h"
+#include "tui/helpwrap.h"
 
 const KeyHelp HELP_KEYS[] = {
     {"global", "1 2 3, Tab", "tune, cluster, hosts view (Tab: next, Shift-Tab: back)"},
@@ -12,9 +13,10 @@ const KeyHelp HELP_KEYS[] = {
     {"global", ":",
      "command: budget N, unqueue N, converge on|off, pause, resume, quit[!], plot STYLE, sort "
      "COLUMN, filter TEXT, theme NAME;"},
-    /* The Slurm part (its commands ask y/n first, as their prompt ends) is one row at 80
-     * columns, where a row hung under the first holds 45: "(asks)" made it two. After the
-     * drains, its row at 80 begins there; a row of its own would cost 100x30 its last row. */
+    /* The Slurm part (its commands ask y/n first, as their prompt ends) is a group that fits
+     * one row from 80 columns (45 there under the first row): help_wrap keeps it whole, on
+     * a row of its own below 95 columns and after the drains from there (a row of its own
+     * would cost 100x30 its last row). "(asks)" made it two rows at 80. */
     {"global", "",
      "  scheduler: pin JOB GPUS, pause/resume JOB, policy NAME, (un)drain NODE; Slurm y/n: "
      "drain NODE [REASON], undrain NODE"},
@@ -59,25 +61,7 @@ enum { HELP_BOX_W = 94, HELP_PAD = 1 };
 
 enum { HELP_KEY_COLS = 8 + 19, HELP_MIN_TEXT = 20, HELP_MAX_ROWS = 512 };
 
-/* Where a row of at most room columns ends in text t (longer than room): after the last
- * "; " of its second half, else the last ", " there, else at its last space (else at room).
- * A list (`:`'s commands) then breaks between its items, not inside "filter TEXT" (its rows
- * were cut by hand for 100 columns and wrapped again, raggedly, at 80), and a sentence
- * between its clauses. */
-static int help_cut(const char *t, int room)
-{
-    const char *seps[] = {"; ", ", ", " "};
-    for (size_t k = 0; k < sizeof seps / sizeof seps[0]; k++) {
-        size_t n = strlen(seps[k]);
-        int floor = n > 1 ? room / 2 : 1;
-        for (int cut = room - (int)n + 1; cut >= floor; cut--)
-            if (strncmp(t + cut, seps[k], n) == 0)
-                return n > 1 ? cut + 1 : cut;
-    }
-    return room;
-}
-
-/* Every entry's rows at an inner width of w columns: what it does is wrapped (help_cut)
+/* Every entry's rows at an inner width of w columns: what it does is wrapped (help_wrap)
  * beside its keys, or, narrower than that, under them. Returns the number of rows. */
 static int help_rows(int w, HelpRow *rows)
 {
@@ -91,18 +75,11 @@ static int help_rows(int w, HelpRow *rows)
         int first = i == 0 || HELP_KEYS[i - 1].context != HELP_KEYS[i].context;
         if (!beside && (first || HELP_KEYS[i].keys[0])) /* a continued text needs no head */
             rows[n++] = (HelpRow){i, 1, NULL, 0, 0};
-        int head = beside, indent = 0;
-        do {
-            int room = text_w - indent;
-            int len = (int)strlen(t), cut = len > room ? help_cut(t, room) : len;
-            if (n < HELP_MAX_ROWS)
-                rows[n++] = (HelpRow){i, head, t, cut, indent};
-            head = 0;
-            indent = HELP_HANG;
-            t += cut;
-            while (*t == ' ')
-                t++;
-        } while (*t);
+        static HelpWrapRow wrapped[HELP_WRAP_MAX_ROWS];
+        int m = help_wrap(t, text_w, text_w - HELP_HANG, wrapped, HELP_WRAP_MAX_ROWS);
+        for (int k = 0; k < m && n < HELP_MAX_ROWS; k++)
+            rows[n++] = (HelpRow){i, beside && k == 0, t + wrapped[k].start, wrapped[k].len,
+                                  k == 0 ? 0 : HELP_HANG};
     }
     return n;
 }

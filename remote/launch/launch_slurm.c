@@ -13,6 +13,7 @@
  * the step's time limit itself; a step it kills (time limit, node failure) is a failed trial
  * with Slurm's own words as the reason. Timings are the protocol's, never Slurm's. */
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +34,12 @@ extern const LauncherKind LAUNCHER_LOCAL;
 extern const LauncherKind LAUNCHER_SINGLE;
 
 /* Slurm checks time limits about every 30 s and then waits KillWait: past this much after
- * the step's own limit, tunedeck stops it itself. SCANCEL_WAIT_MS: how long a trial's end
- * waits for the login node's scancel to answer (a controller that is away keeps scancel
- * retrying there; it goes on without us). */
-enum { BACKSTOP_S = 120, SCANCEL_WAIT_MS = 10000 };
+ * the step's own limit, tunedeck stops it itself (the backstop: the trial times out).
+ * SPARE_S: the inner run's own deadline comes that much later, never reached unless its stop
+ * does not end it. SCANCEL_WAIT_MS: how long a trial's end waits for the login node's
+ * scancel to answer (a controller that is away keeps scancel retrying there; it goes on
+ * without us). */
+enum { BACKSTOP_S = 120, SPARE_S = 60, SCANCEL_WAIT_MS = 10000 };
 /* A joined task line is given out at this length, as the inner launchers cut theirs. */
 enum { MAX_LINE = 4 << 20 };
 
@@ -59,7 +62,17 @@ typedef struct {
     char unanswered[256];  /* of those, the steps of scancels with no answer at all */
     int64_t scancel_until_ms;
     int64_t backstop_ms; /* past it, the steps are cancelled whatever srun does */
+    int backstop_fired;  /* it passed with srun running: a deadline no more; timed out */
+    double timeout_s;    /* the trial's, as the caller gave it (for the timeout's reason) */
+    double limit_min;    /* the step's --time */
 } SlurmRun;
+
+double launch_slurm_limit_min(double timeout_s)
+{
+    /* Slurm's --time=0 is no limit at all: a timeout under a minute is a minute */
+    double min = ceil(timeout_s / 60);
+    return min < 1 ? 1 : min;
+}
 
 size_t launch_slurm_step_mark(const char *line, const char *job)
 {
@@ -173,7 +186,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     double timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s : 600;
-    double limit_min = (double)(long)((timeout_s + 59) / 60);
+    double limit_min = launch_slurm_limit_min(timeout_s);
     SlurmRun *r = calloc(1, sizeof *r);
     if (!r) {
         error_set(err, "slurm launcher: out of memory");
@@ -181,6 +194,8 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     r->cfg = *cfg;
     r->trial = s->trial;
+    r->timeout_s = timeout_s;
+    r->limit_min = limit_min;
     r->line_task = -1;
     r->words = srunwords_new();
     if (!(r->lines = srunlines_new(MAX_LINE))) {
@@ -196,7 +211,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     }
     LaunchConfig inner = *cfg;
     inner.command = r->command;
-    inner.timeout_s = limit_min * 60 + BACKSTOP_S;
+    inner.timeout_s = limit_min * 60 + BACKSTOP_S + SPARE_S;
     inner.on_log = on_log;
     inner.on_line = on_line;
     /* The step, not a process group, is what a stop reaches; and the callbacks share
@@ -208,7 +223,7 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
     inner.userdata = r;
     inner.on_iteration = cfg->on_iteration ? on_iteration : NULL;
     inner.iter_userdata = r;
-    r->backstop_ms = clock_now_ms() + (int64_t)(inner.timeout_s * 1000);
+    r->backstop_ms = clock_now_ms() + (int64_t)((limit_min * 60 + BACKSTOP_S) * 1000);
     if (!(r->run = r->inner->start(&inner, s, err))) {
         error_prefix(err, "slurm launcher");
         free(r->command);
@@ -217,6 +232,11 @@ static void *start(const LaunchConfig *cfg, const Schedule *s, Error *err)
         return NULL;
     }
     return r;
+}
+
+void launch_slurm_backstop_move(void *run, int64_t at_ms)
+{
+    ((SlurmRun *)run)->backstop_ms = at_ms;
 }
 
 /* scancel of the steps here, not waited for: it answers at once, unless the controller is
@@ -305,9 +325,11 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
 {
     SlurmRun *r = run;
     size_t n = r->inner->pollfds(r->run, fds, cap, deadline_ms);
-    int64_t next = scancel_pending(r) ? r->scancel_until_ms
-                   : r->inner->finished(r->run) ? -1
-                                                  : r->backstop_ms;
+    /* A backstop that fired is no deadline: the loop would spin on it, past, until srun
+     * ended (its stop's wait, or Slurm's KillWait), once the scancel had answered. */
+    int64_t next = scancel_pending(r)                                   ? r->scancel_until_ms
+                   : r->inner->finished(r->run) || r->backstop_fired ? -1
+                                                                       : r->backstop_ms;
     if (next >= 0 && (*deadline_ms < 0 || next < *deadline_ms))
         *deadline_ms = next;
     return n;
@@ -318,9 +340,14 @@ static void step(void *run, const struct pollfd *fds, size_t n, int64_t now_ms)
     SlurmRun *r = run;
     r->inner->step(r->run, fds, n, now_ms); /* the login node's session too: the scancel */
     /* A cancel's steps (some may report only after it), or steps srun did not end with
-     * Slurm's own limit: ours to end. */
-    if (r->cancelled || (!r->inner->finished(r->run) && now_ms >= r->backstop_ms))
+     * Slurm's own limit: ours to end, and srun stopped as a cancel stops it. */
+    int fires = !r->backstop_fired && !r->cancelled && !r->inner->finished(r->run) &&
+                now_ms >= r->backstop_ms;
+    r->backstop_fired |= fires;
+    if (r->cancelled || (!r->inner->finished(r->run) && r->backstop_fired))
         scancel_steps(r);
+    if (fires)
+        r->inner->cancel(r->run);
     if (scancel_pending(r) && now_ms >= r->scancel_until_ms)
         rexec_close(r->scancel);
 }
@@ -371,6 +398,15 @@ static Observation *result(void *run)
     r->ended = r->ended || o;
     if (!o)
         return o;
+    if (r->backstop_fired && !r->cancelled) {
+        /* the inner run was cancelled at the backstop: the trial timed out, by its own
+         * timeout (the inner run's is the step's limit and more) */
+        o->status = TRIAL_TIMEOUT;
+        snprintf(o->reason, sizeof o->reason,
+                 "ran past the %g s trial timeout: Slurm had not ended its step %d s after its "
+                 "%g min limit",
+                 r->timeout_s, BACKSTOP_S, r->limit_min);
+    }
     if (!r->cancelled && o->status != TRIAL_TIMEOUT)
         srunwords_explain(r->words, o);
     if (r->cancelled || o->status == TRIAL_TIMEOUT || o->status == TRIAL_UNREACHABLE)
@@ -381,8 +417,8 @@ static Observation *result(void *run)
 static void cancel(void *run)
 {
     SlurmRun *r = run;
-    if (r->inner->finished(r->run))
-        return;
+    if (r->inner->finished(r->run) || r->backstop_fired)
+        return; /* the backstop stops it already, as a timeout */
     r->cancelled = 1;
     scancel_steps(r);
     r->inner->cancel(r->run);

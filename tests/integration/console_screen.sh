@@ -285,6 +285,19 @@ wait_for help 'Keys \(any key closes\)'
 # the box 94 wide at 100 columns: a pane's border, a pane column, the blank margin, its border,
 # the blank column inside it
 wait_for help '^.. │ cluster Up Down j k +scroll the per-host loads; PgUp PgDn g G: the job list'
+# at 90-94 columns the Slurm part broke before "undrain NODE" and "theme NAME;" stood alone
+# on its row; a resize leaves the help open, wrapped again: each stays whole on a full row.
+# Back at 100 between widths (where the Slurm part follows the drains), so each width's
+# rows are read from its own redraw, not the last one's (the Slurm row shows it came).
+for cols in 90 91 92 93 94; do
+    tmx resize-window -t help -x "$cols" -y 40
+    wait_for help '│ +Slurm y/n: drain NODE \[REASON\], undrain NODE +│'
+    wait_for help '│ +policy NAME, \(un\)drain NODE; +│'
+    not_on_screen help '│ +theme NAME; +│'
+    not_on_screen help '│ +undrain NODE +│'
+    tmx resize-window -t help -x 100 -y 30
+    wait_for help '│ +\(un\)drain NODE; Slurm y/n: drain NODE \[REASON\], undrain NODE +│'
+done
 tmx send-keys -t help Down
 wait_for help 'Surrogate: trial'
 not_on_screen help 'Keys \('

@@ -277,22 +277,51 @@ Test(views, help_overlay_lists_every_key)
     free(text);
 }
 
-/* Regression: the `:` entry was four rows cut by hand for 100 columns, so at 80 each wrapped
- * again ("pause, resume," alone on a row, "filter" and "TEXT" apart). Now one text, broken
- * between its commands: each shows whole on one row at every width from 80 columns. */
-Test(views, help_overlay_keeps_each_command_of_the_colon_entry_on_one_row)
+/* The `:` entry and the rows that continue it (no keys of their own), as one text. */
+static void colon_entry_text(char *what, size_t size)
 {
-    char what[512] = ""; /* the entry and the rows that continue it (no keys of their own) */
+    what[0] = '\0';
     for (size_t i = 0, in = 0; i < HELP_KEYS_COUNT; i++) {
         in = strcmp(HELP_KEYS[i].keys, ":") == 0 || (in && !HELP_KEYS[i].keys[0]);
         if (in)
-            strncat(what, HELP_KEYS[i].what, sizeof what - strlen(what) - 1);
+            strncat(what, HELP_KEYS[i].what, size - strlen(what) - 1);
     }
     cr_assert(strstr(what, "theme NAME") && strstr(what, "undrain NODE"), "%s", what);
-    for (int cols = 80; cols <= 140; cols++) {
-        resizeterm(24, cols);
+}
+
+/* How many of the `:` entry's commands stand whole in a screen line: a space before, and
+ * after it ',', ';' or a space (so "pause" in "pause/resume JOB" does not count). */
+static int commands_in_line(const char *what, const char *line)
+{
+    char items[512];
+    snprintf(items, sizeof items, "%s", what);
+    int found = 0;
+    for (char *save, *it = strtok_r(items, ",;", &save); it; it = strtok_r(NULL, ",;", &save)) {
+        while (*it == ' ')
+            it++;
+        for (const char *at = strstr(line, it); at; at = strstr(at + 1, it)) {
+            char after = at[strlen(it)];
+            if (at > line && at[-1] == ' ' && (after == ',' || after == ';' || after == ' ')) {
+                found++;
+                break;
+            }
+        }
+    }
+    return found;
+}
+
+/* Regression: the `:` entry was four rows cut by hand for 100 columns, so at 80 each wrapped
+ * again ("pause, resume," alone on a row, "filter" and "TEXT" apart); and at 90-94 columns
+ * "theme NAME;" was left alone on a row under two full ones. At every width from 80 to 200
+ * each command shows whole on one row, and no row holds one command alone. */
+Test(views, help_overlay_keeps_each_command_of_the_colon_entry_on_one_row)
+{
+    char what[512];
+    colon_entry_text(what, sizeof what);
+    for (int cols = 80; cols <= 200; cols++) {
+        resizeterm(60, cols);
         erase();
-        keys_draw_help(cols, 24, 0, NULL);
+        keys_draw_help(cols, 60, 0, NULL);
         char *text = fixture_screen_text();
         char items[512];
         snprintf(items, sizeof items, "%s", what);
@@ -302,29 +331,39 @@ Test(views, help_overlay_keeps_each_command_of_the_colon_entry_on_one_row)
             cr_assert(strstr(text, it), "%d columns: '%s' is not whole on one row: %s", cols, it,
                       text);
         }
+        char *lines = strdup(text);
+        for (char *save, *line = strtok_r(lines, "\n", &save); line;
+             line = strtok_r(NULL, "\n", &save)) {
+            int n = commands_in_line(what, line);
+            cr_assert(n != 1, "%d columns: a command alone on its row: '%s' in %s", cols, line,
+                      text);
+        }
+        free(lines);
         free(text);
     }
+    resizeterm(30, 100);
 }
 
 /* Regression: the scheduler entry's Slurm part ("Slurm: drain NODE [REASON], undrain NODE
- * (asks)") took two rows at 80 columns. It is one row from 80 to 89 columns and where the box
- * is full width (96 on); at 90-94 a row breaks after "; " only in its second half, and the
- * drains' row ends before "undrain NODE". */
+ * (asks)") took two rows at 80 columns; then, at 90-94 columns, its row broke before
+ * "undrain NODE" (a break after "; " counted only in a row's second half). A group that fits
+ * one row now never breaks: the Slurm part is whole on one row at every width 80-200. */
 Test(views, help_overlay_keeps_the_slurm_commands_on_one_row)
 {
     const char *slurm = NULL;
     for (size_t i = 0; i < HELP_KEYS_COUNT && !slurm; i++)
         slurm = strstr(HELP_KEYS[i].what, "Slurm");
     cr_assert_not_null(slurm);
-    for (int cols = 80; cols <= 140; cols += cols == 89 ? 7 : 1) {
-        resizeterm(24, cols);
+    for (int cols = 80; cols <= 200; cols++) {
+        resizeterm(60, cols);
         erase();
-        keys_draw_help(cols, 24, 0, NULL);
+        keys_draw_help(cols, 60, 0, NULL);
         char *text = fixture_screen_text();
         cr_assert(strstr(text, slurm), "%d columns: '%s' is not whole on one row: %s", cols, slurm,
                   text);
         free(text);
     }
+    resizeterm(30, 100);
 }
 
 /* Keys config.json moved are named in the title: the table under it lists the defaults. */

@@ -85,6 +85,18 @@ static char *run(const char *command)
     return args;
 }
 
+/* Regression: the step's limit was (long)((timeout + 59) / 60) minutes: a timeout under a
+ * second gave --time=0, which Slurm reads as no limit (and the backstop came 120 s in), and
+ * 60.5 s gave 1 minute, under the timeout. */
+Test(launch_slurm, the_step_limit_is_the_timeout_rounded_up_to_whole_minutes_at_least_one)
+{
+    static const double CASES[][2] = {{0.001, 1}, {0.5, 1}, {1, 1},   {59.5, 1},
+                                      {60, 1},    {60.5, 2}, {61, 2}, {600, 10}};
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++)
+        cr_assert_eq(launch_slurm_limit_min(CASES[i][0]), CASES[i][1], "%g s: %g min, expected %g",
+                     CASES[i][0], launch_slurm_limit_min(CASES[i][0]), CASES[i][1]);
+}
+
 Test(launch_slurm, a_trial_command_reaches_srun_word_for_word)
 {
     s->worker[0] = s->worker[1] = 1;

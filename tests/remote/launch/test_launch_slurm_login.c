@@ -1,9 +1,11 @@
 /* The slurm launcher through a login node (a real sshd of the test's own, its Slurm commands
  * stand-ins first on the PATH its ForceCommand sets): a stopped trial's scancel runs there on a
  * second channel of the session, and what becomes of its steps when that scancel gives no
- * answer of its own (the connection dropped under it) or answers that it failed. */
+ * answer of its own (the connection dropped under it) or answers that it failed; the stop
+ * by a cancel and by the backstop past the step's time limit. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/clock.h"
 #include "core/base/readall.h"
 #include "remote/launch/launch_slurm.h"
+#include "remote/launch/launch_slurm_priv.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/launchstep.h"
 #include "tests/support/sshd_fixture.h"
@@ -103,9 +107,9 @@ static void note_ready(void *ud, const char *machine, StreamKind stream, const c
         said_ready = 1;
 }
 
-/* A trial on the login node whose srun reports step 12.0 and runs on, cancelled once it
- * said so; its scancel is the stand-in `scancel_body`. Returns its observation. */
-static Observation *cancelled_trial(const char *scancel_body)
+/* The login node (this test's sshd) with the stand-in srun, which reports step 12.0 and runs
+ * on, and the stand-in `scancel_body`; the launch's config, on a pool the caller frees. */
+static LaunchConfig login_trial(const char *scancel_body)
 {
     char extra[512];
     snprintf(extra, sizeof extra,
@@ -118,18 +122,24 @@ static Observation *cancelled_trial(const char *scancel_body)
              dir, dir);
     stand_in("srun", body);
     stand_in("scancel", scancel_body);
-    HostPool *pool = sshd_fixture_pool(&sshd, "login");
-    LaunchConfig cfg = {.command = "true",
-                        .slurm_job = "12",
-                        .timeout_s = 60,
-                        .remote = pool,
-                        .remote_host = "login",
-                        .on_log = note_ready,
-                        .on_steps_left = keep_steps};
+    return (LaunchConfig){.command = "true",
+                          .slurm_job = "12",
+                          .timeout_s = 60,
+                          .remote = sshd_fixture_pool(&sshd, "login"),
+                          .remote_host = "login",
+                          .on_log = note_ready,
+                          .on_steps_left = keep_steps};
+}
+
+/* A trial on the login node whose srun reports step 12.0 and runs on, cancelled once it
+ * said so; its scancel is the stand-in `scancel_body`. Returns its observation. */
+static Observation *cancelled_trial(const char *scancel_body)
+{
+    LaunchConfig cfg = login_trial(scancel_body);
     Observation *o = launchstep_cancel_once("slurm", &cfg, s, &said_ready,
                                             "the stand-in srun ended before it said all");
     cr_assert_not_null(o);
-    hostpool_free(pool);
+    hostpool_free(cfg.remote);
     return o;
 }
 
@@ -167,5 +177,96 @@ Test(launch_slurm_login, a_cancel_whose_scancel_answered_a_failure_passes_nothin
     cr_assert_eq(o->status, TRIAL_CANCELLED, "%s", o->reason);
     cr_assert_eq(lefts, 0, "passed on: %s", steps_left);
     cr_assert_str_eq(o->reason, "cancelled");
+    observation_free(o);
+}
+
+/* The slurm launcher's run of s with cfg, stepped until its srun said it is ready. */
+static void *started_until_ready(const LauncherKind *k, const LaunchConfig *cfg)
+{
+    Error err;
+    void *r = k->start(cfg, s, &err);
+    cr_assert_not_null(r, "%s", err.msg);
+    while (!said_ready && !k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    cr_assert(said_ready, "the stand-in srun ended before it said all");
+    return r;
+}
+
+/* The backstop: srun on the login node neither ended nor had its step ended by Slurm's own
+ * limit, so at the backstop tunedeck cancels step 12.0 itself (no cancel of the caller's) and
+ * stops srun, and the login node drops under that scancel. The trial timed out, and its
+ * scancel gave no answer: the step is passed on, to be cancelled when the login node answers
+ * again, and the reason says so. Neither the drop nor the backstop had a test: the backstop is
+ * minutes away (launch_slurm_backstop_move brings it to now).
+ * Regression too: the reason named the inner run's timeout, the step's limit and 120 s
+ * ("ran past the 180 s trial timeout" for a trial given 60 s). */
+Test(launch_slurm_login, a_backstop_whose_scancel_the_drop_cut_passes_its_steps_on)
+{
+    LaunchConfig cfg = login_trial(DROPPING_SCANCEL);
+    const LauncherKind *k = launcher_find("slurm");
+    void *r = started_until_ready(k, &cfg);
+    launch_slurm_backstop_move(r, clock_now_ms());
+    cr_assert_eq(launcher_wait(k, r), 0, "poll: %s", strerror(errno));
+    Observation *o = k->result(r);
+    cr_assert_not_null(o);
+    k->free(r);
+    hostpool_free(cfg.remote);
+    cr_assert_eq(o->status, TRIAL_TIMEOUT, "%s: %s", trial_status_name(o->status), o->reason);
+    cr_assert_eq(lefts, 1, "the steps were not passed on: %s", o->reason);
+    cr_assert_str_eq(steps_left, "12.0");
+    cr_assert_str_eq(o->reason, "ran past the 60 s trial timeout: Slurm had not ended its step "
+                                "120 s after its 1 min limit; its step 12.0 may still run: "
+                                "cancelled once the login node answers again");
+    observation_free(o);
+}
+
+/* Regression: once the backstop's scancel had answered, the run still gave the backstop, past,
+ * as its deadline until srun ended (up to the stop's 5 s, or Slurm's KillWait), so the poll
+ * loop spun. Here srun lingers a second after the scancel ran (it answers exit 0 at once),
+ * its SIGTERM ignored: no deadline the run gives after the backstop fired may be the backstop
+ * again. */
+Test(launch_slurm_login, a_backstop_that_fired_is_no_deadline_any_more)
+{
+    char scancel[256];
+    snprintf(scancel, sizeof scancel, "touch '%s/scancel.ran'\n", dir);
+    LaunchConfig cfg = login_trial(scancel);
+    /* the stand-in srun, deaf to the stop's SIGTERM (as srun waiting for its step's tasks),
+     * ending a second after the scancel ran */
+    char srun[512];
+    snprintf(srun, sizeof srun,
+             "trap '' TERM HUP\ncat > /dev/null\necho 'tunedeck-step 12.0' >&2\n"
+             "echo ready >&2\nwhile [ ! -e '%s/scancel.ran' ]; do sleep 0.1; done\n"
+             "exec sleep 1\n",
+             dir);
+    stand_in("srun", srun);
+    const LauncherKind *k = launcher_find("slurm");
+    void *r = started_until_ready(k, &cfg);
+    int64_t backstop = clock_now_ms() - 60000; /* passed a minute ago: due at once */
+    launch_slurm_backstop_move(r, backstop);
+    k->step(r, NULL, 0, clock_now_ms()); /* it fires: the scancel goes */
+    while (!k->finished(r)) {
+        struct pollfd fds[8];
+        int64_t deadline = -1;
+        size_t n = k->pollfds(r, fds, 8, &deadline);
+        char ran[256];
+        snprintf(ran, sizeof ran, "%s/scancel.ran", dir);
+        cr_assert(deadline < 0 || deadline > backstop,
+                  "the run's deadline is its backstop, past: the poll loop would spin (the "
+                  "scancel %s)",
+                  access(ran, F_OK) == 0 ? "ran" : "has not run yet");
+        int rc = poll(fds, n, 100);
+        k->step(r, fds, rc > 0 ? n : 0, clock_now_ms());
+    }
+    Observation *o = k->result(r);
+    cr_assert_not_null(o);
+    k->free(r);
+    hostpool_free(cfg.remote);
+    /* the scancel answered exit 0: the step was told to end, nothing is passed on */
+    cr_assert_eq(lefts, 0, "passed on: %s (%s)", steps_left, o->reason);
     observation_free(o);
 }
