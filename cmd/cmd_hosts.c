@@ -111,8 +111,9 @@ static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
     for (size_t k = 0; k < np; k++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "pid", (double)pr[k].proc.pid);
-        cJSON_AddItemToObject(o, "gpu_index",
-                              num_or_null(pr[k].gpu >= 0 ? g[pr[k].gpu].index : 0, pr[k].gpu >= 0));
+        /* null too for a GPU in error whose index did not read (its uuid did) */
+        int gi = pr[k].gpu >= 0 ? g[pr[k].gpu].index : -1;
+        cJSON_AddItemToObject(o, "gpu_index", num_or_null(gi, gi >= 0));
         cJSON_AddItemToObject(o, "used_mib", num_or_null(pr[k].proc.used_mib, pr[k].proc.has_used));
         cJSON_AddItemToObject(o, "pgid", num_or_null((double)pr[k].pgid, pr[k].pgid > 0));
         cJSON_AddItemToArray(procs, o);
