@@ -86,10 +86,17 @@ static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
     cJSON_AddStringToObject(j, "gpu_state",
                             hi.state == HOST_READY ? gpuwatch_state_name(gs) : "unknown");
     cJSON_AddItemToObject(j, "gpus", num_or_null((double)n, gs == GPUHOST_OK));
+    /* A GPU in error is listed (counted in gpus) so that it is seen, never as one to use. */
+    size_t in_error = 0;
+    for (size_t k = 0; k < n; k++)
+        in_error += g[k].error[0] != 0;
+    cJSON_AddNumberToObject(j, "gpus_in_error", (double)in_error);
     cJSON *list = cJSON_AddArrayToObject(j, "gpu_list");
     for (size_t k = 0; k < n; k++) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "index", g[k].index);
+        cJSON_AddItemToObject(o, "index", num_or_null(g[k].index, g[k].index >= 0));
+        cJSON_AddItemToObject(o, "error", g[k].error[0] ? cJSON_CreateString(g[k].error)
+                                                        : cJSON_CreateNull());
         cJSON_AddStringToObject(o, "uuid", g[k].uuid);
         cJSON_AddStringToObject(o, "name", g[k].name);
         cJSON_AddItemToObject(o, "util_pct", num_or_null(g[k].util_pct, g[k].has_util));
@@ -104,8 +111,9 @@ static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
     for (size_t k = 0; k < np; k++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "pid", (double)pr[k].proc.pid);
-        cJSON_AddItemToObject(o, "gpu_index",
-                              num_or_null(pr[k].gpu >= 0 ? g[pr[k].gpu].index : 0, pr[k].gpu >= 0));
+        /* null too for a GPU in error whose index did not read (its uuid did) */
+        int gi = pr[k].gpu >= 0 ? g[pr[k].gpu].index : -1;
+        cJSON_AddItemToObject(o, "gpu_index", num_or_null(gi, gi >= 0));
         cJSON_AddItemToObject(o, "used_mib", num_or_null(pr[k].proc.used_mib, pr[k].proc.has_used));
         cJSON_AddItemToObject(o, "pgid", num_or_null((double)pr[k].pgid, pr[k].pgid > 0));
         cJSON_AddItemToArray(procs, o);
@@ -114,6 +122,28 @@ static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
     cJSON_AddStringToObject(j, "last_error", err);
     cJSON_AddStringToObject(j, "warning", hi.warning);
     return j;
+}
+
+/* "GPU 2: error (memory.used: expected a number or [N/A], found '[GPU is lost]')", one per
+ * GPU in error, "; " between: the row's note when the host itself has no error, so a GPU
+ * nvidia-smi cannot read is seen where its host's GPUs are counted. */
+static const char *gpu_errors_text(const cJSON *list, char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, list)
+    {
+        const cJSON *e = cJSON_GetObjectItem(o, "error"), *i = cJSON_GetObjectItem(o, "index");
+        if (!cJSON_IsString(e) || len >= cap)
+            continue;
+        char index[16] = "?";
+        if (cJSON_IsNumber(i))
+            snprintf(index, sizeof index, "%d", i->valueint);
+        len += (size_t)snprintf(out + len, cap - len, "%sGPU %s: error (%s)", len ? "; " : "",
+                                index, e->valuestring);
+    }
+    return out;
 }
 
 int cmd_hosts(int argc, char **argv)
@@ -289,11 +319,18 @@ int cmd_hosts(int argc, char **argv)
             char lat[32] = "-", gpus[32];
             if (cJSON_IsNumber(hs))
                 snprintf(lat, sizeof lat, "%.0f ms", hs->valuedouble);
-            if (cJSON_IsNumber(g))
+            int in_error = cJSON_GetObjectItem(h, "gpus_in_error")->valueint;
+            if (cJSON_IsNumber(g) && in_error)
+                snprintf(gpus, sizeof gpus, "%d, %d error", g->valueint, in_error);
+            else if (cJSON_IsNumber(g))
                 snprintf(gpus, sizeof gpus, "%d", g->valueint);
             else
                 snprintf(gpus, sizeof gpus, "%s", cJSON_GetObjectItem(h, "gpu_state")->valuestring);
             const char *le = cJSON_GetObjectItem(h, "last_error")->valuestring;
+            char gpu_errors[2048];
+            if (!le[0] && cJSON_IsNumber(g) && in_error)
+                le = gpu_errors_text(cJSON_GetObjectItem(h, "gpu_list"), gpu_errors,
+                                     sizeof gpu_errors);
             /* A host's messages (its disconnect text, nvidia-smi's output) are outside
              * text: never a terminal's controls. */
             char name[256], host[512], gpu[128], note[2048];

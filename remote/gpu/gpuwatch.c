@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "remote/gpu/gputable.h"
 #include "remote/ssh/rexec.h"
 
 enum { RESTART_MS = 10000, MAX_GPUS = 64, MAX_PROCS = 512 };
@@ -99,31 +100,20 @@ static void on_gpu_line(void *ud, RemoteExec *x, StreamKind s, const char *line,
         snprintf(h->why, sizeof h->why, "nvidia-smi: %s", line);
         return;
     }
-    GpuSample g;
     Error err;
-    if (nvsmi_parse_gpu_line(line, &g, &err) < 0) {
-        snprintf(h->why, sizeof h->why, "%s", err.msg);
-        /* No GPU read yet: the host is in error, its refusal the reason. It stayed
-         * "starting", the refusal said nowhere, for as long as every line was refused. */
-        if (h->state == GPUHOST_STARTING)
-            h->state = GPUHOST_ERROR;
-        return;
-    }
-    /* Upsert by UUID: -lms repeats the whole table every period. */
-    size_t i = 0;
-    while (i < h->n_gpus && strcmp(h->gpus[i].uuid, g.uuid) != 0)
-        i++;
-    if (i == h->n_gpus) {
-        if (h->n_gpus == MAX_GPUS)
-            return;
-        h->n_gpus++;
-    }
-    h->gpus[i] = g;
+    int refused = gputable_take_line(h->gpus, &h->n_gpus, MAX_GPUS, line, &err) < 0;
     /* The process list may have come first: join it again on the new table. */
     for (size_t k = 0; k < h->n_procs; k++)
         h->procs[k].gpu = nvsmi_join(h->gpus, h->n_gpus, &h->procs[k].proc);
-    h->state = GPUHOST_OK;
-    h->why[0] = 0;
+    /* The host is in error while none of its GPUs reads, its latest refusal the reason. It
+     * stayed "starting", the refusal said nowhere, for as long as every line was refused. */
+    if (gputable_readable(h->gpus, h->n_gpus)) {
+        h->state = GPUHOST_OK;
+        h->why[0] = 0;
+    } else if (refused) {
+        h->state = GPUHOST_ERROR;
+        snprintf(h->why, sizeof h->why, "%s", err.msg);
+    }
 }
 
 static void on_apps_line(void *ud, RemoteExec *x, StreamKind s, const char *line, int cut)

@@ -32,6 +32,8 @@ long gpuwatch_attach(GpuWatch *w, EvLoop *l);
 GpuHostState gpuwatch_state(const GpuWatch *w, size_t host, const char **why);
 /* GPUs and one round of processes seen, or a final state (no tool, error). */
 int gpuwatch_answered(const GpuWatch *w, size_t host);
+/* Every GPU nvidia-smi lists, those whose line was refused included: in error (.error), at
+ * their index, never to be used (gputable_readable counts the others). */
 size_t gpuwatch_gpus(const GpuWatch *w, size_t host, const GpuSample **out);
 size_t gpuwatch_procs(const GpuWatch *w, size_t host, const GpuProc **out);
 const char *gpuwatch_state_name(GpuHostState s);

@@ -32,17 +32,29 @@ static size_t split(char *s, char **f, size_t cap)
     }
 }
 
-/* A number in [0, max], or unknown for "[N/A]", "[Not Supported]", "N/A" and empty fields.
- * "nan", "inf" and negative values are refused: a value marked known is a real one (found by
- * tests/fuzz/fuzz_nvsmi.c: "-100" and "nan" were accepted as a known utilization). So are
- * hex ("0x10"), exponents and signs, which strtod takes and nvidia-smi never prints: digits
- * with at most one '.' only. */
-static int number(const char *text, double max, double *out, int *known, const char *what,
-                  Error *err)
+/* Bracketed texts that say a GPU has no such reading, or not for this user: unknown, the GPU
+ * fine. Any other ("[Unknown Error]", "[GPU is lost]", "[GPU requires reset]") is nvidia-smi
+ * failing to read a GPU that should answer: refused, so the GPU is shown in error (gpuwatch),
+ * not taken as a working GPU with unknown values, as every bracket was. */
+static int no_reading(const char *text)
+{
+    return strcmp(text, "[N/A]") == 0 || strcmp(text, "[Not Supported]") == 0 ||
+           strcmp(text, "[Insufficient Permissions]") == 0;
+}
+
+/* A number in [0, max], or unknown for no_reading's texts, "N/A" and empty fields (any
+ * bracketed text when brackets_unknown: a process's memory, where "[Unknown Error]" costs
+ * one process's figure, not a GPU). "nan", "inf" and negative values are refused: a value
+ * marked known is a real one (found by tests/fuzz/fuzz_nvsmi.c: "-100" and "nan" were
+ * accepted as a known utilization). So are hex ("0x10"), exponents and signs, which strtod
+ * takes and nvidia-smi never prints: digits with at most one '.' only. */
+static int number(const char *text, double max, int brackets_unknown, double *out, int *known,
+                  const char *what, Error *err)
 {
     *known = 0;
     *out = 0;
-    if (!text || !text[0] || text[0] == '[' || strcmp(text, "N/A") == 0)
+    if (!text || !text[0] || strcmp(text, "N/A") == 0 || no_reading(text) ||
+        (brackets_unknown && text[0] == '['))
         return 0;
     /* a '-' is let through to be refused by the range below, which says what fits */
     const char *num = text + (text[0] == '-');
@@ -78,15 +90,32 @@ static int line_fits(const char *line, size_t cap, const char *what, Error *err)
                      what, line, cap - 1, len);
 }
 
-int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
+/* The GPU a line names, read before anything is refused so that a refused line still says
+ * which GPU (gpuwatch lists it in error at its index): the index and the uuid when each reads,
+ * else -1 and "". Only fields ended by a ',' inside the buffer count (a line cut at the
+ * buffer's end has a partial last field). */
+static void read_identity(char **f, size_t whole, GpuSample *out)
 {
-    memset(out, 0, sizeof *out);
+    char *end;
+    long idx = whole > 0 ? strtol(f[0], &end, 10) : -1;
+    if (whole > 0 && end != f[0] && !*end && idx >= 0 && idx <= INT_MAX)
+        out->index = (int)idx;
+    if (whole > 1 && (strncmp(f[1], "GPU-", 4) == 0 || strncmp(f[1], "MIG-", 4) == 0))
+        snprintf(out->uuid, sizeof out->uuid, "%s", f[1]);
+    if (whole > 2)
+        snprintf(out->name, sizeof out->name, "%s", f[2]);
+}
+
+static int parse_gpu_line(const char *line, GpuSample *out, Error *err)
+{
     char buf[512];
-    if (line_fits(line, sizeof buf, "gpu", err) < 0)
-        return -1;
     snprintf(buf, sizeof buf, "%s", line);
     char *f[MAX_FIELDS] = {0};
     size_t n = split(buf, f, MAX_FIELDS);
+    int cut = strlen(line) >= sizeof buf;
+    read_identity(f, cut ? n - 1 : n, out);
+    if (line_fits(line, sizeof buf, "gpu", err) < 0)
+        return -1;
     /* More fields than asked for is not what the query prints (a ',' in a name shifts every
      * number after it): refused, never read off by one. Fewer are unknowns (see nvsmi.h). */
     if (n < 2 || n > 6)
@@ -94,25 +123,20 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
                          "nvidia-smi gpu line '%.80s': expected index, uuid, name, "
                          "utilization, memory used, memory total (6 fields), found %zu fields",
                          line, n);
-    char *end;
-    long idx = strtol(f[0], &end, 10);
-    if (end == f[0] || *end || idx < 0 || idx > INT_MAX)
+    if (out->index < 0)
         return error_set(err,
                          "nvidia-smi gpu line: index: expected a number in [0, %d], found '%s'",
                          INT_MAX, f[0]);
-    if (strncmp(f[1], "GPU-", 4) != 0 && strncmp(f[1], "MIG-", 4) != 0)
+    if (!out->uuid[0])
         return error_set(err, "nvidia-smi gpu line: uuid: expected GPU-..., found '%s'", f[1]);
-    out->index = (int)idx;
-    snprintf(out->uuid, sizeof out->uuid, "%s", f[1]);
-    snprintf(out->name, sizeof out->name, "%s", n > 2 ? f[2] : "");
     int k;
-    if (number(n > 3 ? f[3] : NULL, 100, &out->util_pct, &k, "utilization.gpu", err) < 0)
+    if (number(n > 3 ? f[3] : NULL, 100, 0, &out->util_pct, &k, "utilization.gpu", err) < 0)
         return -1;
     out->has_util = (unsigned)k;
-    if (number(n > 4 ? f[4] : NULL, 1e9, &out->mem_used_mib, &k, "memory.used", err) < 0)
+    if (number(n > 4 ? f[4] : NULL, 1e9, 0, &out->mem_used_mib, &k, "memory.used", err) < 0)
         return -1;
     out->has_mem_used = (unsigned)k;
-    if (number(n > 5 ? f[5] : NULL, 1e9, &out->mem_total_mib, &k, "memory.total", err) < 0)
+    if (number(n > 5 ? f[5] : NULL, 1e9, 0, &out->mem_total_mib, &k, "memory.total", err) < 0)
         return -1;
     out->has_mem_total = (unsigned)k;
     /* A GPU with no memory, or more in use than it has, is a wrong answer, not a reading. */
@@ -125,6 +149,16 @@ int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
                          "MiB), found '%s'",
                          f[5], f[4]);
     return 0;
+}
+
+int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->index = -1;
+    if (parse_gpu_line(line, out, err) == 0)
+        return 0;
+    snprintf(out->error, sizeof out->error, "%s", err->msg);
+    return -1;
 }
 
 int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
@@ -146,7 +180,7 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
     out->pid = pid;
     snprintf(out->gpu_uuid, sizeof out->gpu_uuid, "%s", f[1]);
     int k;
-    if (number(n > 2 ? f[2] : NULL, 1e9, &out->used_mib, &k, "used_memory", err) < 0)
+    if (number(n > 2 ? f[2] : NULL, 1e9, 1, &out->used_mib, &k, "used_memory", err) < 0)
         return -1;
     out->has_used = (unsigned)k;
     return 0;
@@ -154,8 +188,8 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
 
 long nvsmi_join(const GpuSample *gpus, size_t n, const GpuProcess *p)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(gpus[i].uuid, p->gpu_uuid) == 0)
+    for (size_t i = 0; i < n; i++) /* a GPU in error whose uuid did not read joins nothing */
+        if (gpus[i].uuid[0] && strcmp(gpus[i].uuid, p->gpu_uuid) == 0)
             return (long)i;
     return -1;
 }

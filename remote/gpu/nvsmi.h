@@ -1,9 +1,11 @@
 /* nvidia-smi's csv output (--format=csv,noheader,nounits), parsed: one GPU per
  * --query-gpu=index,uuid,name,utilization.gpu,memory.used,memory.total line, one process
- * per --query-compute-apps=pid,gpu_uuid,used_memory line. "[N/A]", "[Not Supported]" and
- * missing fields are unknown (a validity flag), never zero; more fields than the query asks
- * for are refused (a comma inside one shifts the numbers). Processes join GPUs on UUID:
- * indices can differ between the two queries (CUDA_VISIBLE_DEVICES, MIG). */
+ * per --query-compute-apps=pid,gpu_uuid,used_memory line. "[N/A]", "[Not Supported]",
+ * "[Insufficient Permissions]" and missing fields are unknown (a validity flag), never zero;
+ * another bracketed text in a GPU line ("[GPU is lost]", "[Unknown Error]") is refused, as is
+ * a bad number, and more fields than the query asks for (a comma inside one shifts the
+ * numbers). Processes join GPUs on UUID: indices can differ between the two queries
+ * (CUDA_VISIBLE_DEVICES, MIG). */
 #ifndef TUNEDECK_NVSMI_H
 #define TUNEDECK_NVSMI_H
 
@@ -15,11 +17,14 @@
 #define NVSMI_QUERY_APPS "pid,gpu_uuid,used_memory"
 
 typedef struct {
-    int index;
-    char uuid[96];
+    int index;      /* -1: not read (a refused line whose index field is not one) */
+    char uuid[96];  /* "": not read */
     char name[96];
     double util_pct, mem_used_mib, mem_total_mib;
     unsigned has_util : 1, has_mem_used : 1, has_mem_total : 1;
+    /* "" for a GPU read; else why its line was refused (field, what was read, what was
+     * expected). gpuwatch lists such a GPU so that it is seen, never as one to use. */
+    char error[ERROR_MSG_MAX];
 } GpuSample;
 
 typedef struct {
@@ -29,10 +34,13 @@ typedef struct {
     unsigned has_used : 1;
 } GpuProcess;
 
+/* -1 with err when the line is refused; out then holds the index, uuid and name as far as
+ * they read, and err's text as its error. */
 int nvsmi_parse_gpu_line(const char *line, GpuSample *out, Error *err);
 int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err);
 
-/* The GPU (index into gpus) a process runs on, by UUID; -1 when none matches. */
+/* The GPU (index into gpus) a process runs on, by UUID; -1 when none matches (a GPU whose
+ * uuid did not read matches none). */
 long nvsmi_join(const GpuSample *gpus, size_t n, const GpuProcess *p);
 
 #endif

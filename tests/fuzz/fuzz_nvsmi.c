@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort(); /* a value marked known must be a real one */
             if (n_gpus < 16)
                 gpus[n_gpus++] = g;
-        } else if (!err.msg[0]) {
-            abort();
+        } else if (!err.msg[0] || strcmp(g.error, err.msg) != 0 || g.index < -1) {
+            abort(); /* a refused GPU is listed in error: its reason is the refusal's */
         }
         if (nvsmi_parse_app_line(line, &p, &err) == 0) {
             long gi = nvsmi_join(gpus, n_gpus, &p);

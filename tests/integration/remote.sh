@@ -301,6 +301,42 @@ assert h["gpu_state"] == "error" and h["gpus"] is None, h
 assert h["last_error"].startswith("utilization.gpu: expected a number in [0, 100]"), h
 EOF
 
+# Some lines read, others refused (a GPU lost, one [Unknown Error], a bad number, a line with
+# no index, a cut one: tests/fixtures/nvidia-smi/query-gpu-failing.csv): every GPU is listed,
+# the refused ones in error with their field, and the table says so. They were dropped: the
+# host showed 1 GPU of 6 and nothing said why.
+mkdir -p "$T/h/host-bin8"
+cat > "$T/h/host-bin8/nvidia-smi" <<EOF
+#!/bin/sh
+case "\$*" in *query-compute-apps*) exit 0 ;; esac
+while cat '$root/tests/fixtures/nvidia-smi/query-gpu-failing.csv'; do
+    case "\$*" in *-lms*) sleep 0.2 ;; *) exit 0 ;; esac
+done
+EOF
+chmod 755 "$T/h/host-bin8/nvidia-smi"
+harness_start 8
+HARNESS_TIMEOUT_S=3 harness_inventory "$T/inv8.json" 8
+"$bin" hosts --cluster "$T/inv8.json" --json > "$T/h8.json" 2>/dev/null
+"$bin" hosts --cluster "$T/inv8.json" > "$T/h8.txt" 2>/dev/null
+harness_stop 8
+check "some nvidia-smi lines refused: each GPU listed, those in error with their field" \
+    python3 - "$T/h8.json" <<'EOF'
+import json, sys
+h = json.load(open(sys.argv[1]))["hosts"][0]
+assert h["gpu_state"] == "ok" and h["gpus"] == 6 and h["gpus_in_error"] == 5, h
+g = h["gpu_list"]
+assert [x["index"] for x in g] == [0, 1, 2, 3, None, 5], g
+assert g[0]["error"] is None and g[0]["util_pct"] == 87, g[0]
+assert "'[GPU is lost]'" in g[2]["error"] and g[2]["error"].startswith("memory.used"), g[2]
+assert "Unable to determine the device handle" in g[4]["error"], g[4]
+assert h["last_error"] == "", h
+EOF
+gpu_row_ok() {
+    grep -F '6, 5 error' "$T/h8.txt" |
+        grep -qF "GPU 2: error (memory.used: expected a number or [N/A], found '[GPU is lost]')"
+}
+check "tunedeck hosts shows the GPUs in error on the host's row" gpu_row_ok
+
 kill -STOP "$(cat "$T/h/sshd2.pid")"
 start=$(date +%s%N)
 "$bin" hosts --cluster "$T/inv.json" --json --gpu-wait 0 > "$T/h2.json" 2>/dev/null

@@ -198,3 +198,29 @@ Test(nvsmi, a_line_longer_than_the_buffer_is_an_error_not_cut)
     cr_assert_eq(nvsmi_parse_app_line(app, &p, &e), -1);
     cr_assert(strstr(e.msg, "process line") && strstr(e.msg, "511"), "%s", e.msg);
 }
+
+/* nvidia-smi prints NVML's error in brackets where a failing GPU's number goes: any bracket
+ * was read as unknown, so a lost GPU looked like a working one with no figures. Only texts
+ * saying there is no such reading (for this user) are unknown now; the others refuse the line. */
+Test(nvsmi, a_bracketed_error_is_refused_not_unknown)
+{
+    GpuSample g;
+    GpuProcess p;
+    Error e;
+    cr_assert_eq(nvsmi_parse_gpu_line("2, GPU-abc, A100, 0, [GPU is lost], [GPU is lost]", &g, &e),
+                 -1, "'[GPU is lost]' read as an unknown memory.used");
+    cr_assert(strstr(e.msg, "memory.used") && strstr(e.msg, "'[GPU is lost]'"), "%s", e.msg);
+    cr_assert_eq(g.index, 2, "the refused line's GPU is not named");
+    cr_assert_str_eq(g.uuid, "GPU-abc");
+    cr_assert_str_eq(g.error, e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("2, GPU-abc, A100, [Unknown Error], 1, 2", &g, &e), -1);
+    cr_assert_eq(nvsmi_parse_gpu_line("2, GPU-abc, A100, [GPU requires reset], 1, 2", &g, &e), -1);
+    cr_assert_eq(
+        nvsmi_parse_gpu_line("2, GPU-abc, A100, [Insufficient Permissions], 1, 2", &g, &e), 0,
+        "%s", e.msg);
+    cr_assert(!g.has_util);
+    cr_assert_str_empty(g.error);
+    /* a process's memory: any bracket stays unknown (the process is still listed) */
+    cr_assert_eq(nvsmi_parse_app_line("77, GPU-abc, [Unknown Error]", &p, &e), 0, "%s", e.msg);
+    cr_assert(!p.has_used);
+}
