@@ -119,8 +119,18 @@ static void on_line(void *ud, RemoteExec *x, StreamKind stream, const char *line
         return;
     for (size_t i = 0; i < s->l->n; i++) {
         Orphan *o = &s->l->items[i];
-        if (o->pgid == g && strcmp(o->machine, s->machine) == 0)
-            snprintf(o->result, sizeof o->result, "%s", result);
+        if (o->pgid != g || strcmp(o->machine, s->machine) != 0)
+            continue;
+        /* A line may come for a group that has its result already: from the first ask, when
+         * this is the second (retry_pending: the first's connection dropped after its line,
+         * before its exit status), or from this ask for a group listed twice (a line names the
+         * group, not its mark). The later line is the newer look and replaces the earlier
+         * ("survived" then "gone": it ended since), but a "gone" never replaces a "stopped":
+         * the earlier look stopped the group the later found gone, which "stopped" says as
+         * well. No line of the first ask comes once the second is sent (retry_pending). */
+        if (strcmp(result, "gone") == 0 && strcmp(o->result, "stopped") == 0)
+            continue;
+        snprintf(o->result, sizeof o->result, "%s", result);
     }
 }
 
@@ -229,6 +239,11 @@ static int retry_pending(OrphanStop *st, Stop *s)
         s->retried = 1;
         if (!again)
             return 0; /* out of memory: the first ask's failure stands */
+        /* The first ask is done: each line it had was read as it ended (rexec's finish), its
+         * results kept (on_line: a later "gone" keeps a "stopped"); freed, it says no more. Its
+         * command may still run on the host, stopping what the second ask then finds ending
+         * or gone. A first ask that stopped a group but lost its line before the drop leaves
+         * the second only "gone" to say: nothing that came back tells them apart. */
         rexec_free(s->x);
         s->x = again;
         return !rexec_done(again);

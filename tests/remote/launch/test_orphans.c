@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -12,7 +13,9 @@
 #include "remote/launch/orphans.h"
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/testmark.h"
+#include "tests/support/timeout.h"
 
 static void parse(const char *text, JournalLog *log)
 {
@@ -418,4 +421,85 @@ Test(orphans, a_group_journaled_without_a_mark_is_taken_by_its_whole_trial_numbe
     }
     unlink(grep);
     rmdir(dir);
+}
+
+/* Regression: a sweep's stop asked a second time (orphans_stop_retry_when_back: the first ask
+ * ended in an SSH failure) took every line of that second ask over the first's, so a group the
+ * first ask had stopped, and said so before its connection dropped, read "gone" once the
+ * second found nothing of it: the stop's count, report and journal lost that it was stopped.
+ * Here the first ask says "A stopped", then, while it waits out the 2 s before its KILL of B (a
+ * marked daemon that ignores TERM), its connection is cut (the sshd process that serves it
+ * KILLed); the pool connects again and the second ask finds nothing of A. */
+static Sshd retry_sshd;
+static pid_t retry_daemons[2];
+
+static void retry_fini(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (retry_daemons[i] > 0) {
+            kill(retry_daemons[i], SIGKILL);
+            waitpid(retry_daemons[i], NULL, 0);
+        }
+    sshd_fixture_stop(&retry_sshd);
+}
+
+/* The sshd processes that serve a connection of d's: the listener's children. */
+static int cut_connections(const Sshd *d)
+{
+    int n = 0;
+    DIR *proc = opendir("/proc");
+    cr_assert_not_null(proc);
+    for (struct dirent *e; (e = readdir(proc));) {
+        char path[300], line[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        int got = f && fgets(line, sizeof line, f);
+        if (f)
+            fclose(f);
+        char *tail = got ? strrchr(line, ')') : NULL;
+        long pid = atol(e->d_name), ppid = 0;
+        if (tail && sscanf(tail, ") %*c %ld", &ppid) == 1 && ppid == (long)d->pid && pid > 0 &&
+            kill((pid_t)pid, SIGKILL) == 0)
+            n++;
+    }
+    closedir(proc);
+    return n;
+}
+
+static int first_line_came(void *ctx)
+{
+    return ((const OrphanList *)ctx)->items[0].result[0] != 0;
+}
+
+Test(orphans, a_second_ask_that_finds_nothing_keeps_the_first_asks_stopped,
+     .timeout = TEST_TIMEOUT_S, .fini = retry_fini)
+{
+    retry_daemons[0] = marked_daemon(test_mark(0xe01), 0);
+    retry_daemons[1] = marked_daemon(test_mark(0xe02), 1);
+    sshd_fixture_start(&retry_sshd, "");
+    HostPool *pool = sshd_fixture_pool(&retry_sshd, "h1");
+    OrphanList l = {0};
+    cr_assert_eq(orphans_add(&l, 1, "h1", (long)retry_daemons[0], test_mark(0xe01)), 0);
+    cr_assert_eq(orphans_add(&l, 1, "h1", (long)retry_daemons[1], test_mark(0xe02)), 0);
+    OrphanStop *st = orphans_stop_begin(pool, &l, 15);
+    cr_assert_not_null(st);
+    orphans_stop_retry_when_back(st);
+    hostpool_run_until(pool, first_line_came, &l, orphans_stop_deadline(st));
+    cr_assert_str_eq(l.items[0].result, "stopped");
+    /* B's TERM is ignored: the first ask is in its 2 s before the KILL, no line of B's yet */
+    cr_assert_str_eq(l.items[1].result, "", "the first ask ended before its connection was cut");
+    cr_assert_gt(cut_connections(&retry_sshd), 0);
+    orphans_stop_wait(st);
+    int stopped = orphans_stop_end(st);
+    cr_assert(l.items[0].answered, "no second ask answered (%s)", l.items[0].result);
+    cr_assert_str_eq(l.items[0].result, "stopped");
+    cr_assert(strcmp(l.items[1].result, "stopped") == 0 || strcmp(l.items[1].result, "gone") == 0,
+              "%s", l.items[1].result);
+    cr_assert_eq(stopped, 1 + (strcmp(l.items[1].result, "stopped") == 0));
+    for (int i = 0; i < 2; i++) {
+        cr_assert_neq(ended_status(retry_daemons[i]), -1, "daemon %d runs on", i);
+        retry_daemons[i] = 0;
+    }
+    orphans_clear(&l);
+    hostpool_free(pool);
 }
