@@ -424,8 +424,20 @@ hold_rank1
 # The SIGKILLed fan-out cannot remove its directory (its EXIT trap): rank 2 does, found by
 # its standard input ("$d/in").
 fanout="\$(cut -d' ' -f4 /proc/\$PPID/stat); d=\$(dirname \$(readlink /proc/\$\$/fd/0)); case \$d in */tunedeck-ranks.*) rm -rf \$d ;; esac"
+# Rank 1's end is ordered by the ranks' own handshake, not by the machine's load: rank 0 and
+# rank 2 end only once rank 1's status is in h1's fan-out's record of ended ranks ($d/ended,
+# one slot a line as each ends; rank 1 leaves that folder in $T/h1.d). So h1's notice names
+# rank 1 (its fan-out names the rank that ended first there), and the stop that h2's end
+# brings finds rank 1 failed already. It was left to the timing: with rank 1's end slowed
+# (its interpreter on its way out, sockets closed, as on a loaded machine), h2's stop TERMed
+# h1's ranks first (status 143, no failure), h1 said no notice and went unnamed ("the command
+# failed on h2: killed by SIGKILL; error event: rank 1 on h1: ..."), or rank 0 ended first and
+# led h1's notice. A folder gone: its fan-out ended, which it does only after a rank failed.
+mine="if [ \"\$RANK\" = 1 ]; then dirname \$(readlink /proc/\$\$/fd/0) > $T/h1.d; fi; "
+after1="w=\$(cat $T/h1.d); i=0; while [ -d \$w ] && [ ! -s \$w/ended ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done"
+rm -f "$T/h1.d"
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" \
-    --trial-cmd "$hold$trial --crash-rank 1 --crash-step 2; rc=\$?; case \$RANK in 2) kill -9 $fanout ;; 3) python3 -c 'import time; time.sleep(60)' --tag $mark ;; esac; exit \$rc" \
+    --trial-cmd "$mine$hold$trial --crash-rank 1 --crash-step 2; rc=\$?; case \$RANK in 0) $after1 ;; 2) $after1; kill -9 $fanout ;; 3) python3 -c 'import time; time.sleep(60)' --tag $mark ;; esac; exit \$rc" \
     --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
     > "$T/t5.json" 2> "$T/t5.err"
 kill "$holder" 2>/dev/null
@@ -452,13 +464,18 @@ if [ "$left" -eq 0 ]; then pass "no rank left after the fan-out's kill"
 else fail "$left rank processes left after the fan-out's kill"; fi
 
 echo "three hosts' notices, said as they came"
-# h3's rank 0 says a cause and fails first, then h2's, then h1's (each waits until the host
-# before it has said its notice: its fan-out's TERM reached that host's LOCAL_RANK 1, which
-# handles it and runs on, and keeps its part open until the fan-out's KILL 3 s later, so no part
-# ends before all three notices are said; the fan-out waits for the rank's own process, not the
-# `sh -c` that dash forks it from and the TERM ends). The reason names h3, then h2 and h1 as
-# their notices came; it named
-# them in the inventory's order (h1, h2) when launch_ssh.c ignored rankcause_order's order.
+# h3's rank 0 says a cause and fails first, then h2's, then h1's: each waits until tunedeck has
+# read the notice of the host before it, which it numbers as it reads it and then writes in the
+# trial log beside the session's journal (so this trial keeps one, in a state folder of its
+# own). The order the notices came is the test's handshake, not how soon each host's fan-out
+# and sshd pass them on. No part ends before all three came: a part's end stops the others,
+# and that stop's TERM ends a rank 0 still waiting (status 143, no failure: no notice). So
+# h3's and h2's parts are held open (hold_parts: a process of this script holds their
+# LOCAL_RANK 1's standard output, the part's SSH channel) until h1's notice is in the log;
+# h1's ends after its own notice. It relied on the fan-out's KILL 3 s after its TERM to keep
+# each part open over the chain, which a loaded machine can outlast. The reason names h3,
+# then h2 and h1 as their notices came; it named them in the inventory's order (h1, h2) when
+# launch_ssh.c ignored rankcause_order's order.
 harness_start 3
 harness_inventory "$T/inv3.json" 1 2 3
 "$PY" - "$T/inv3.json" "$H_PORT" <<'EOF2'
@@ -467,34 +484,58 @@ inv = json.load(open(sys.argv[1]))
 inv["trial"] = {"launch": "per-host", "ranks": "per-device", "master_port": int(sys.argv[2]) + 9}
 json.dump(inv, open(sys.argv[1], "w"))
 EOF2
-rm -f "$T"/said.* "$T"/up.*
+came() { # HOST: tunedeck read HOST's notice (its rank 0 is its cpu's)
+    grep -qs "($1 cpu) exited with status" "$T"/state6/sessions/*.log
+}
+# hold_parts: in the background ($holder), as hold_rank1, holds the standard output of h3's
+# and h2's LOCAL_RANK 1 (their pids in $T/hold.h3, $T/hold.h2) and says so in $T/held6, until
+# h1's notice came
+hold_parts() {
+    rm -f "$T"/hold.h? "$T/held6"
+    (i=0
+     while { [ ! -s "$T/hold.h3" ] || [ ! -s "$T/hold.h2" ]; } && [ $i -lt 1200 ]; do
+         sleep 0.1; i=$((i + 1))
+     done
+     p3=$(cat "$T/hold.h3" 2>/dev/null) p2=$(cat "$T/hold.h2" 2>/dev/null)
+     if [ -n "$p3" ] && [ -n "$p2" ] &&
+         command exec 3>"/proc/$p3/fd/1" 4>"/proc/$p2/fd/1" 2>/dev/null; then
+         echo held > "$T/held6"
+     else
+         echo "not held (LOCAL_RANK 1's pids '$p3' on h3, '$p2' on h2)" > "$T/held6"
+     fi
+     i=0
+     until came h1 || [ $i -ge 1200 ]; do sleep 0.1; i=$((i + 1)); done) &
+    holder=$!
+}
 cat > "$T/order.sh" <<EOF2
 case \$TUNEDECK_MACHINE in h3) before= ;; h2) before=h3 ;; *) before=h2 ;; esac
 if [ "\$LOCAL_RANK" != 0 ]; then
-    # the fan-out's TERM comes right after its notice: this host's notice is said
-    trap ': > "$T/said.\$TUNEDECK_MACHINE"' TERM
-    i=0; while [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+    # runs until its fan-out's TERM, which comes right after this host's notice
+    trap 'exit 0' TERM
+    [ "\$TUNEDECK_MACHINE" = h1 ] || echo \$\$ > "$T/hold.\$TUNEDECK_MACHINE"
+    i=0; while [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done
     exit 0
 fi
-# h3 fails once every host's ranks run, so the fan-out's 3 s before its KILL need cover only
-# the notices' chain, not the other hosts' starts
-: > "$T/up.\$TUNEDECK_MACHINE"
+# h3 fails once h3's and h2's parts are held
 i=0
-while [ -z "\$before" ] && { [ ! -e "$T/up.h1" ] || [ ! -e "$T/up.h2" ]; } && [ \$i -lt 600 ]; do
-    sleep 0.1; i=\$((i + 1))
-done
+while [ -z "\$before" ] && [ ! -s "$T/held6" ] && [ \$i -lt 1200 ]; do sleep 0.1; i=\$((i + 1)); done
 i=0
-while [ -n "\$before" ] && [ ! -e "$T/said.\$before" ] && [ \$i -lt 600 ]; do
+while [ -n "\$before" ] && ! grep -qs "(\$before cpu) exited with status" "$T"/state6/sessions/*.log &&
+    [ \$i -lt 1200 ]; do
     sleep 0.1; i=\$((i + 1))
 done
 [ "\$TUNEDECK_MACHINE" = h3 ] &&
     echo "{\"event\": \"error\", \"message\": \"rank \$RANK on h3: ValueError: bad shard\"}"
 exit 1
 EOF2
-"$bin" tune --cluster "$T/inv3.json" --job "$T/job.json" --trial-cmd "sh $T/order.sh" \
-    --budget 1 --optimizer uniform-devices --trial-timeout 120 --no-journal --json \
-    > "$T/t6.json" 2> "$T/t6.err"
-if [ -e "$T/said.h1" ] && "$PY" - "$T/t6.json" <<'EOF2'
+hold_parts
+TUNEDECK_STATE_DIR="$T/state6" "$bin" tune --cluster "$T/inv3.json" --job "$T/job.json" \
+    --trial-cmd "sh $T/order.sh" --budget 1 --optimizer uniform-devices --trial-timeout 120 \
+    --json > "$T/t6.json" 2> "$T/t6.err"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+holder=
+if [ "$(cat "$T/held6" 2>/dev/null)" = held ] && "$PY" - "$T/t6.json" <<'EOF2'
 import json, re, sys
 t = json.load(open(sys.argv[1]))["trials"][0]
 assert t["status"] == "failed", t
@@ -505,7 +546,7 @@ assert re.match(r"the command failed on h3: rank \d+ \(h3 cpu\) exited with stat
 print("    " + t["reason"])
 EOF2
 then pass "the other hosts follow the leading one in the order their notices came"
-else fail "three hosts' notices ($(ls "$T" | grep said. | tr '\n' ' '))"; tail -20 "$T/t6.err"; fi
+else fail "three hosts' notices ($(cat "$T/held6" 2>/dev/null))"; tail -20 "$T/t6.err"; fi
 harness_stop 3
 
 echo "live: grow and shrink"
