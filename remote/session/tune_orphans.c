@@ -334,18 +334,28 @@ static void say_unanswered_host(const TuneStop *st, size_t first)
 {
     const Orphan *o = &st->here.items[first];
     const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    /* Whole groups only, then how many more: a group cut at the buffer's end named a
+     * process group that is not there ("trial 1's 10" for 100019). */
     char groups[256] = "";
-    size_t n = 0, used = 0;
+    size_t n = 0, used = 0, listed = 0;
     for (size_t i = first; i < st->here.n; i++) {
         const Orphan *g = &st->here.items[i];
         if (!g->silent || strcmp(g->machine, o->machine) != 0)
             continue;
-        if (used < sizeof groups)
-            used += (size_t)snprintf(groups + used, sizeof groups - used, "%strial %d's %ld",
-                                     n ? ", " : "", g->trial, g->pgid);
+        char part[80];
+        int len = snprintf(part, sizeof part, "%strial %d's %ld", n ? ", " : "", g->trial, g->pgid);
+        /* room kept for ", and N more" */
+        if (listed == n && len > 0 && used + (size_t)len + 32 < sizeof groups) {
+            memcpy(groups + used, part, (size_t)len + 1);
+            used += (size_t)len;
+            listed++;
+        }
         n++;
     }
-    char line[768];
+    if (listed < n)
+        snprintf(groups + used, sizeof groups - used, ", and %zu more", n - listed);
+    /* four machine names, the reason and the groups: room for all of them at their longest */
+    char line[sizeof o->machine * 4 + sizeof o->result + sizeof groups + 256];
     if (n == 1)
         snprintf(line, sizeof line,
                  "trial %d's leftover process group %ld on %s was not stopped before trial %d: "

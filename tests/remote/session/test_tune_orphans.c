@@ -176,6 +176,78 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
     cluster_free(c);
 }
 
+static char last_line[2048];
+
+static void keep_last(void *ud, const char *line)
+{
+    (void)ud;
+    snprintf(last_line, sizeof last_line, "%s", line);
+    n_said++;
+}
+
+/* Many groups on a host that does not answer: its line names whole groups only, then how
+ * many more. Regression: the list was cut at its buffer's end, mid-group ("..., tri"), so a
+ * group named there could be one that is not (a pgid cut short). */
+Test(tune_orphans, an_unanswered_hosts_line_names_whole_groups_and_counts_the_rest)
+{
+    Cluster *c = fixture_cluster_json(one_host_inv);
+    Schedule *s = fixture_schedule(c, 10);
+    s->trial = 2;
+    s->worker[0] = s->ps[0] = 1;
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
+    Error err;
+    HostPool *pool = hostpool_new(&po, &err);
+    cr_assert_not_null(pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(pool, c, &err), 0, "%s", err.msg);
+    TuneJournal *tj = tune_journal_new(NULL);
+    OrphanList lost = {0};
+    enum { GROUPS = 20 };
+    for (long k = 0; k < GROUPS; k++)
+        cr_assert_eq(orphans_add(&lost, 1, "m0", 100000 + k, NULL), 0);
+    n_said = 0;
+    TuneStop *st = NULL;
+    cr_assert_eq(tune_orphans_before_trial_begin(pool, tj, &lost, s, keep_last, NULL, &st), 0);
+    cr_assert_not_null(st);
+    cr_assert(tune_stop_settled(st, tune_stop_deadline(st)));
+    char why[256] = "untouched";
+    cr_assert_eq(tune_stop_end(st, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(n_said, 2);
+    const char *head = "20 leftover process groups on m0 (";
+    cr_assert(strncmp(last_line, head, strlen(head)) == 0, "%s", last_line);
+    const char *p = last_line + strlen(head);
+    int listed = 0, more = 0;
+    for (;;) {
+        int trial, used;
+        long pgid;
+        if (sscanf(p, "trial %d's %ld%n", &trial, &pgid, &used) == 2) {
+            cr_assert(trial == 1 && pgid >= 100000 && pgid < 100000 + GROUPS, "%s", last_line);
+            listed++;
+            p += used;
+        } else {
+            cr_assert(sscanf(p, "and %d more)%n", &more, &used) == 1 && p[used - 1] == ')',
+                      "not a whole group at '%s': %s", p, last_line);
+            p += used;
+            break;
+        }
+        if (*p == ')') {
+            p++;
+            break;
+        }
+        cr_assert(strncmp(p, ", ", 2) == 0, "%s", last_line);
+        p += 2;
+    }
+    cr_assert_gt(listed, 0);
+    cr_assert_eq(listed + more, GROUPS, "%s", last_line);
+    cr_assert(strstr(p, " were not stopped before trial 2: m0 did not answer ("), "%s", p);
+    cr_assert(strstr(p, "and at the session's end"), "%s", p);
+    cr_assert_eq(lost.n, GROUPS);
+    orphans_clear(&lost);
+    tune_journal_free(tj);
+    hostpool_free(pool);
+    schedule_free(s);
+    cluster_free(c);
+}
+
 Test(tune_orphans, a_sweep_in_steps_reports_each_group_and_leaves_the_callers_list_alone)
 {
     HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
