@@ -102,7 +102,7 @@ int help_wrap(const char *text, int first_room, int room, HelpWrapRow *rows, int
             int fits = group_w[j] <= (a[j].group == a[0].group ? first_room : room);
             if (j < n - 1 && a[j].after != AFTER_GROUP && fits)
                 continue; /* inside a group that fits a row */
-            if (a[j].after == AFTER_WORD && a[j + 1].end - from <= room_i)
+            if (a[j].after == AFTER_WORD && j + 1 < n && a[j + 1].end - from <= room_i)
                 continue; /* inside an item its row fills as far as it goes, as prose does */
             if (count[j + 1] == INT_MAX)
                 continue;

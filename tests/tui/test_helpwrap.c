@@ -128,3 +128,17 @@ Test(helpwrap, an_item_wider_than_a_row_breaks_between_words)
     cr_assert_eq(help_wrap("", 10, 8, rows, 8), 1);
     cr_assert_eq(rows[0].len, 0);
 }
+
+/* A text longer than the atoms help_wrap keeps (a 2000-byte word at 1 column a row): it wraps
+ * what it keeps without reading past them. Regression: a last kept atom inside a word was
+ * compared with the atom after it, one past the array (AddressSanitizer, the sanitize suite). */
+Test(helpwrap, a_text_past_its_bound_reads_no_atom_past_it)
+{
+    static char word[2001];
+    memset(word, 'x', sizeof word - 1);
+    HelpWrapRow rows[HELP_WRAP_MAX_ROWS];
+    int n = help_wrap(word, 1, 1, rows, HELP_WRAP_MAX_ROWS);
+    cr_assert(n >= 1 && n <= HELP_WRAP_MAX_ROWS, "%d rows", n);
+    for (int k = 0; k < n && k < HELP_WRAP_MAX_ROWS; k++)
+        cr_assert(rows[k].len <= 1, "row %d is %d wide", k, rows[k].len);
+}
