@@ -512,6 +512,8 @@ void session_close(Session *s)
     s->refused_said = NULL;
     free(s->recheck);
     s->recheck = NULL;
+    free(s->recheck_attempts);
+    s->recheck_attempts = NULL;
 }
 
 const char *session_alloc_left(const Session *s)

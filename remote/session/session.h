@@ -145,6 +145,7 @@ typedef struct {
     /* A resume's machines its journal last left out (refused), checked again before its first
      * new trial (session_recheck.c; n_machines, NULL when none): under way, or answered. */
     unsigned char *recheck;
+    int *recheck_attempts; /* each one's HostInfo.attempts as its recheck began */
     /* spec.holds_refused: the line said when the next trial began to wait for refused
      * hosts, kept while it waits ("" when it does not: session_refused_hold) */
     char refused_hold[600];

@@ -31,6 +31,14 @@ static int attempt_under_way(const HostInfo *hi)
     return hi->state != HOST_IDLE && hi->state != HOST_READY && hi->state != HOST_DOWN;
 }
 
+/* The attempt the recheck began has ended: no attempt is under way, or a later one began (the
+ * console's pool retries a kept host that is down, so two hosts taking turns in attempts could
+ * otherwise hold the first trial for ever). */
+static int recheck_answered(const Session *s, size_t m, const HostInfo *hi)
+{
+    return !attempt_under_way(hi) || hi->attempts > s->recheck_attempts[m];
+}
+
 /* hostpool_run_until's done: no rechecked host's attempt is still under way. */
 static int rechecks_settled(void *ctx)
 {
@@ -40,7 +48,7 @@ static int rechecks_settled(void *ctx)
         if (s->recheck[m] != RECHECK_UNDER_WAY)
             continue;
         hostpool_info(s->pool, m, &hi);
-        if (attempt_under_way(&hi))
+        if (!recheck_answered(s, m, &hi))
             return 0;
     }
     return 1;
@@ -57,8 +65,20 @@ void session_recheck_begin(Session *s)
     if (!out || (int)tuner_n_trials(t) >= tuner_budget(t) || n > hostpool_size(s->pool))
         return; /* nothing left out, or no new trial to keep off them */
     free(s->recheck);
-    if (!(s->recheck = calloc(n + 1, 1)))
-        return; /* out of memory: the first trial finds out, as before */
+    free(s->recheck_attempts);
+    s->recheck = calloc(n + 1, 1);
+    s->recheck_attempts = calloc(n + 1, sizeof *s->recheck_attempts);
+    if (!s->recheck || !s->recheck_attempts) {
+        free(s->recheck);
+        free(s->recheck_attempts);
+        s->recheck = NULL;
+        s->recheck_attempts = NULL;
+        if (s->spec.on_report) /* the first trial finds out, as before */
+            s->spec.on_report(s->spec.report_userdata,
+                              "out of memory: the hosts the session last left out as refused "
+                              "are not checked again before its first new trial");
+        return;
+    }
     double timeout_s = 0;
     for (size_t m = 0; m < n; m++) {
         if (!out[m])
@@ -69,6 +89,8 @@ void session_recheck_begin(Session *s)
         /* the console's pool (keep_hosts) is connecting them already */
         if (hi.state == HOST_IDLE)
             hostpool_connect(s->pool, m, 0);
+        hostpool_info(s->pool, m, &hi);
+        s->recheck_attempts[m] = hi.attempts; /* the one under way now is the recheck's */
         if (hi.connect_timeout_s > timeout_s)
             timeout_s = hi.connect_timeout_s;
     }
@@ -93,7 +115,7 @@ void session_recheck_say(Session *s, size_t m)
         return;
     HostInfo hi;
     hostpool_info(s->pool, m, &hi);
-    if (attempt_under_way(&hi))
+    if (!recheck_answered(s, m, &hi))
         return; /* `tune` after its wait: a host that never answered, tried as any such */
     s->recheck[m] = hi.refused ? RECHECK_REFUSED : RECHECK_USED;
     if (hi.refused) /* said by the refusals' own line, which knows it was checked again */
