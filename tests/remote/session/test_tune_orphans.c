@@ -118,6 +118,37 @@ static const char *one_host_inv =
 static char said[4][512];
 static int n_said;
 
+/* Trial 2 on m0, whose host (TEST-NET) never answers: its pool never stepped, its journal. */
+typedef struct {
+    Cluster *c;
+    Schedule *s;
+    HostPool *pool;
+    TuneJournal *tj;
+} SilentHost;
+
+static SilentHost silent_host_begin(void)
+{
+    SilentHost h = {.c = fixture_cluster_json(one_host_inv)};
+    h.s = fixture_schedule(h.c, 10);
+    h.s->trial = 2;
+    h.s->worker[0] = h.s->ps[0] = 1;
+    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
+    Error err;
+    h.pool = hostpool_new(&po, &err);
+    cr_assert_not_null(h.pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(h.pool, h.c, &err), 0, "%s", err.msg);
+    h.tj = tune_journal_new(NULL);
+    return h;
+}
+
+static void silent_host_free(SilentHost *h)
+{
+    tune_journal_free(h->tj);
+    hostpool_free(h->pool);
+    schedule_free(h->s);
+    cluster_free(h->c);
+}
+
 static void keep_report(void *ud, const char *line)
 {
     (void)ud;
@@ -128,16 +159,10 @@ static void keep_report(void *ud, const char *line)
 
 Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswered_group)
 {
-    Cluster *c = fixture_cluster_json(one_host_inv);
-    Schedule *s = fixture_schedule(c, 10);
-    s->trial = 2;
-    s->worker[0] = s->ps[0] = 1;
-    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
-    Error err;
-    HostPool *pool = hostpool_new(&po, &err);
-    cr_assert_not_null(pool, "%s", err.msg);
-    cr_assert_eq(hostpool_add_cluster(pool, c, &err), 0, "%s", err.msg);
-    TuneJournal *tj = tune_journal_new(NULL);
+    SilentHost h = silent_host_begin();
+    Schedule *s = h.s;
+    HostPool *pool = h.pool;
+    TuneJournal *tj = h.tj;
     OrphanList lost = {0};
     cr_assert_eq(orphans_add(&lost, 1, "m0", 100, NULL), 0);
     n_said = 0;
@@ -170,10 +195,7 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
     cr_assert_str_eq(said[1], want);
     cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
     orphans_clear(&lost);
-    tune_journal_free(tj);
-    hostpool_free(pool);
-    schedule_free(s);
-    cluster_free(c);
+    silent_host_free(&h);
 }
 
 static char last_line[2048];
@@ -190,16 +212,10 @@ static void keep_last(void *ud, const char *line)
  * group named there could be one that is not (a pgid cut short). */
 Test(tune_orphans, an_unanswered_hosts_line_names_whole_groups_and_counts_the_rest)
 {
-    Cluster *c = fixture_cluster_json(one_host_inv);
-    Schedule *s = fixture_schedule(c, 10);
-    s->trial = 2;
-    s->worker[0] = s->ps[0] = 1;
-    HostPoolOptions po = {.ssh_config = TEST_SSH_CONFIG};
-    Error err;
-    HostPool *pool = hostpool_new(&po, &err);
-    cr_assert_not_null(pool, "%s", err.msg);
-    cr_assert_eq(hostpool_add_cluster(pool, c, &err), 0, "%s", err.msg);
-    TuneJournal *tj = tune_journal_new(NULL);
+    SilentHost h = silent_host_begin();
+    Schedule *s = h.s;
+    HostPool *pool = h.pool;
+    TuneJournal *tj = h.tj;
     OrphanList lost = {0};
     enum { GROUPS = 20 };
     for (long k = 0; k < GROUPS; k++)
@@ -242,10 +258,7 @@ Test(tune_orphans, an_unanswered_hosts_line_names_whole_groups_and_counts_the_re
     cr_assert(strstr(p, "and at the session's end"), "%s", p);
     cr_assert_eq(lost.n, GROUPS);
     orphans_clear(&lost);
-    tune_journal_free(tj);
-    hostpool_free(pool);
-    schedule_free(s);
-    cluster_free(c);
+    silent_host_free(&h);
 }
 
 Test(tune_orphans, a_sweep_in_steps_reports_each_group_and_leaves_the_callers_list_alone)

@@ -472,7 +472,9 @@ Test(sshconfig, revoked_host_keys_none_names_no_file_and_ends_the_list_where_it_
     cr_assert_str_eq(got, "later@4");
 }
 
-static int hashes_for(const char *alias)
+/* What the config says of the host `alias` (root, port 2222): its HashKnownHosts, or whether
+ * an IdentityAgent line may apply to it. */
+static SshconfigHostFiles files_for(const char *alias)
 {
     SshpathHost h = {alias, "root", 2222};
     SshmatchHost m;
@@ -480,6 +482,12 @@ static int hashes_for(const char *alias)
     SshconfigHostFiles files = {0};
     Error err;
     cr_assert_eq(sshconfig_host_files(config, ssh_dir, &h, &m, &files, &err), 0, "%s", err.msg);
+    return files;
+}
+
+static int hashes_for(const char *alias)
+{
+    SshconfigHostFiles files = files_for(alias);
     int hash = files.hash_known_hosts;
     sshconfig_host_files_free(&files);
     return hash;
@@ -506,12 +514,7 @@ Test(sshconfig, hash_known_hosts_is_the_first_value_that_applies)
 
 static int agent_named_for(const char *alias)
 {
-    SshpathHost h = {alias, "root", 2222};
-    SshmatchHost m;
-    sshmatch_begin(&m, alias, alias, "root");
-    SshconfigHostFiles files = {0};
-    Error err;
-    cr_assert_eq(sshconfig_host_files(config, ssh_dir, &h, &m, &files, &err), 0, "%s", err.msg);
+    SshconfigHostFiles files = files_for(alias);
     int named = files.identity_agent;
     sshconfig_host_files_free(&files);
     return named;
