@@ -102,17 +102,23 @@ static void keep_line(void *userdata, const char *line)
 }
 
 /* A 4-trial bespoke session on the inventory, run to its end; tuner_run_blocking's answer. */
+/* The three hosts' session: bespoke, seed 1, its lines kept (keep_line). */
+static SessionSpec spec_of(int budget)
+{
+    return (SessionSpec){.cluster = inventory,
+                         .job = job,
+                         .ssh_config = TEST_SSH_CONFIG,
+                         .optimizer = "bespoke",
+                         .seed = 1,
+                         .budget = budget,
+                         .trial_timeout_s = 30,
+                         .on_report = keep_line};
+}
+
 static int run_session_as(Session *s, const char *launcher, int budget, Error *err)
 {
-    SessionSpec spec = {.cluster = inventory,
-                        .job = job,
-                        .ssh_config = TEST_SSH_CONFIG,
-                        .launcher = launcher,
-                        .optimizer = "bespoke",
-                        .seed = 1,
-                        .budget = budget,
-                        .trial_timeout_s = 30,
-                        .on_report = keep_line};
+    SessionSpec spec = spec_of(budget);
+    spec.launcher = launcher;
     cr_assert_eq(session_open(s, &spec, err), 0, "%s", err->msg);
     cr_assert_eq(session_journal_begin(s, err), 0, "%s", err->msg);
     return tuner_run_blocking(s->tuner, err);
@@ -293,14 +299,7 @@ Test(session_refused, an_override_naming_a_refused_host_is_not_launched)
 {
     write_known_hosts(0, 1);
     Session *s = session_new(1, dir);
-    SessionSpec spec = {.cluster = inventory,
-                        .job = job,
-                        .ssh_config = TEST_SSH_CONFIG,
-                        .optimizer = "bespoke",
-                        .seed = 1,
-                        .budget = 3,
-                        .trial_timeout_s = 30,
-                        .on_report = keep_line};
+    SessionSpec spec = spec_of(3);
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
@@ -361,16 +360,9 @@ Test(session_refused, the_console_holds_while_every_host_is_refused_and_goes_on_
     snprintf(cmd, sizeof cmd, ": > %s/authorized_keys", second.dir);
     sh_ok(cmd);
     Session *s = session_new(1, dir);
-    SessionSpec spec = {.cluster = inventory,
-                        .job = job,
-                        .ssh_config = TEST_SSH_CONFIG,
-                        .optimizer = "bespoke",
-                        .seed = 1,
-                        .budget = 4,
-                        .trial_timeout_s = 30,
-                        .keep_hosts = SESSION_KEEP_ALL,
-                        .holds_refused = 1,
-                        .on_report = keep_line};
+    SessionSpec spec = spec_of(4);
+    spec.keep_hosts = SESSION_KEEP_ALL;
+    spec.holds_refused = 1;
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     char why[ERROR_MSG_MAX] = "";
