@@ -279,16 +279,22 @@ EOF
 
 # An nvidia-smi whose every line is refused (utilization 150): the host's GPU state is an
 # error naming the field, not "starting" with nothing said, as it stayed.
-mkdir -p "$T/h/host-bin7"
-cat > "$T/h/host-bin7/nvidia-smi" <<'EOF'
+# fake_nvidia_smi N FILE: host N's nvidia-smi prints FILE for its GPU query, and no process;
+# with -lms every period, as nvidia-smi does, until the channel closes (cat then fails)
+fake_nvidia_smi() {
+    mkdir -p "$T/h/host-bin$1"
+    cat > "$T/h/host-bin$1/nvidia-smi" <<EOF
 #!/bin/sh
-case "$*" in *query-compute-apps*) exit 0 ;; esac
-# -lms: every period, as nvidia-smi does, until the channel closes (echo then fails)
-while echo '0, GPU-4c2e8a51-9d3f-7b1e-a6c0-2f5d8e9b1a73, NVIDIA A100-SXM4-40GB, 150, 10, 40960'; do
-    case "$*" in *-lms*) sleep 0.2 ;; *) exit 0 ;; esac
+case "\$*" in *query-compute-apps*) exit 0 ;; esac
+while cat '$2'; do
+    case "\$*" in *-lms*) sleep 0.2 ;; *) exit 0 ;; esac
 done
 EOF
-chmod 755 "$T/h/host-bin7/nvidia-smi"
+    chmod 755 "$T/h/host-bin$1/nvidia-smi"
+}
+echo '0, GPU-4c2e8a51-9d3f-7b1e-a6c0-2f5d8e9b1a73, NVIDIA A100-SXM4-40GB, 150, 10, 40960' \
+    > "$T/gpu7.csv"
+fake_nvidia_smi 7 "$T/gpu7.csv"
 harness_start 7
 HARNESS_TIMEOUT_S=3 harness_inventory "$T/inv7.json" 7
 "$bin" hosts --cluster "$T/inv7.json" --json > "$T/h7.json" 2>/dev/null
@@ -305,15 +311,7 @@ EOF
 # no index, a cut one: tests/fixtures/nvidia-smi/query-gpu-failing.csv): every GPU is listed,
 # the refused ones in error with their field, and the table says so. They were dropped: the
 # host showed 1 GPU of 6 and nothing said why.
-mkdir -p "$T/h/host-bin8"
-cat > "$T/h/host-bin8/nvidia-smi" <<EOF
-#!/bin/sh
-case "\$*" in *query-compute-apps*) exit 0 ;; esac
-while cat '$root/tests/fixtures/nvidia-smi/query-gpu-failing.csv'; do
-    case "\$*" in *-lms*) sleep 0.2 ;; *) exit 0 ;; esac
-done
-EOF
-chmod 755 "$T/h/host-bin8/nvidia-smi"
+fake_nvidia_smi 8 "$root/tests/fixtures/nvidia-smi/query-gpu-failing.csv"
 harness_start 8
 HARNESS_TIMEOUT_S=3 harness_inventory "$T/inv8.json" 8
 "$bin" hosts --cluster "$T/inv8.json" --json > "$T/h8.json" 2>/dev/null
