@@ -23,6 +23,11 @@
 #   DOWN: never scheduled, but slurmctld pings them (about 2% of a core at 1,020) and some
 #     30 s after start they all turn down* (not responding): a change every watcher sees.
 # FUTURE nodes would be hidden from sinfo. Start-up stays under a second with 1,020 nodes.
+#
+# SLURM_IPV6=1 (opt-in, set before slurm_init; tests/integration/slurm.sh) gives n1 and n2
+# NodeAddr=::1 and adds CommunicationParameters=EnableIPv6, without which Slurm 22.05 lists
+# them idle but no step starts there (srun: "slurm_set_addr: Unable to resolve "::1"").
+# The controller stays on 127.0.0.1, n3 and n4 too.
 
 slurm_init() {
     S="$1"
@@ -35,6 +40,8 @@ slurm_init() {
     dd if=/dev/urandom of="$S/munge.key" bs=1024 count=1 2>/dev/null
     chmod 400 "$S/munge.key"
     S_HOST="$(hostname -s)"
+    _si_addr12=127.0.0.1
+    [ "${SLURM_IPV6:-0}" = 1 ] && _si_addr12=::1
     cat > "$S/slurm.conf" <<CONF
 ClusterName=tdtest
 SlurmctldHost=$S_HOST(127.0.0.1)
@@ -67,12 +74,13 @@ KillWait=5
 MinJobAge=30
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
-NodeName=n[1-2] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 2))] CPUs=4 RealMemory=2000 Gres=gpu:t4:2 Feature=t4 State=UNKNOWN
+NodeName=n[1-2] NodeHostname=$S_HOST NodeAddr=$_si_addr12 Port=[$((base + 1))-$((base + 2))] CPUs=4 RealMemory=2000 Gres=gpu:t4:2 Feature=t4 State=UNKNOWN
 NodeName=n[3-4] NodeHostname=$S_HOST NodeAddr=127.0.0.1 Port=[$((base + 3))-$((base + 4))] CPUs=8 RealMemory=4000 Gres=gpu:v100:4 Feature=v100 State=UNKNOWN
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP
 PartitionName=t4 Nodes=n[1-2] MaxTime=INFINITE State=UP
 CONF
     _slurm_extra_nodes >> "$S/slurm.conf"
+    [ "${SLURM_IPV6:-0}" = 1 ] && echo "CommunicationParameters=EnableIPv6" >> "$S/slurm.conf"
     cat > "$S/gres.conf" <<CONF
 NodeName=n[1-2] Name=gpu Type=t4 File=$S/gpu/g[0-1]
 NodeName=n[3-4] Name=gpu Type=v100 File=$S/gpu/g[0-3]

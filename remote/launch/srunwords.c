@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/termsafe.h"
 #include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
 
@@ -24,6 +25,7 @@ typedef struct {
 
 struct SrunWords {
     char slurm_reason[256];
+    char unresolved[80];  /* the address srun could not resolve ("::1"), "" for none */
     TaskSaid *said;       /* each task's last words, by its label (task_words) */
     size_t n_said, cap_said;
     long failed_task;     /* the first task srun said failed; -1 before */
@@ -64,6 +66,16 @@ static void note_slurm_end(SrunWords *r, const char *line)
 {
     if (r->slurm_reason[0])
         return;
+    /* srun: error: slurm_set_addr: Unable to resolve "::1" (before the node's task launch
+     * failure, which says only "Can't find an address") */
+    const char *unres = strstr(line, "Unable to resolve \"");
+    if (strncmp(line, "srun: error: ", 13) == 0 && unres && !r->unresolved[0]) {
+        unres += strlen("Unable to resolve \"");
+        size_t len = strcspn(unres, "\"");
+        if (unres[len] == '"' && len < sizeof r->unresolved)
+            termsafe_n(r->unresolved, sizeof r->unresolved, unres, len);
+        return;
+    }
     const char *stars = strstr(line, "*** ");
     if (stars && (strstr(stars, "CANCELLED") || strstr(stars, "DUE TO"))) {
         const char *end = strstr(stars + 4, " ***");
@@ -76,6 +88,17 @@ static void note_slurm_end(SrunWords *r, const char *line)
         /* e.g. "Memory required by task is not available" just after slurmctld restarts,
          * before it has heard that the steps it missed have ended */
         snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 13);
+    } else if (strncmp(line, "srun: error: Task launch for ", 29) == 0) {
+        /* No task started on a node (its address, its credential): srun's last line is a bare
+         * "srun: Job step aborted". This one names the node and why; an address srun could
+         * not resolve is said with it (an IPv6 NodeAddr without EnableIPv6: docs/slurm.md). */
+        int len = snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 13);
+        if (r->unresolved[0] && len > 0 && (size_t)len < sizeof r->slurm_reason)
+            snprintf(r->slurm_reason + len, sizeof r->slurm_reason - (size_t)len,
+                     " (srun could not resolve the node's address \"%s\"%s)", r->unresolved,
+                     strchr(r->unresolved, ':')
+                         ? ": an IPv6 NodeAddr needs CommunicationParameters=EnableIPv6"
+                         : "");
     } else if (strstr(line, "Unable to contact slurm controller")) {
         /* srun gives up after ~9 s; its later lines ("Check SLURM_JOB_ID...") say less */
         const char *what = strncmp(line, "srun: error: ", 13) == 0 ? line + 13 : line;

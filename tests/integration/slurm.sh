@@ -2,10 +2,11 @@
 # Slurm as a backend, against a real private Slurm 22.05 (tests/slurm-harness.sh: n1,n2 with
 # gpu:t4:2 and 4 CPUs, n3,n4 with gpu:v100:4 and 8 CPUs; partitions debug and t4): the
 # inventory read from the controller, here and through a login node over SSH
-# (tests/sshd-harness.sh), PyTorch ranks per device through srun, and the watch's back-off
-# and a controller that goes away mid-watch. Tuning trials as srun steps are in
-# slurm_steps.sh, trials through the login node in slurm_login.sh. About 2 min. The trap
-# stops every daemon and job it started.
+# (tests/sshd-harness.sh), PyTorch ranks per device through srun, the watch's back-off and
+# a controller that goes away mid-watch, and last, on a second harness with n1 and n2 at
+# NodeAddr ::1 (SLURM_IPV6=1), PyTorch ranks meeting at that address. Tuning trials as srun
+# steps are in slurm_steps.sh, trials through the login node in slurm_login.sh. About 2 min.
+# The trap stops every daemon and job it started.
 set -u
 suite=slurm scratch=slurm suite_slurm=1 suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
@@ -288,6 +289,48 @@ WATCH_PID=""
 if grep -q '^n1 ' "$T/w2.out" && shown_again && [ "$rc" -eq 0 ]
 then pass "a controller that goes away: the watch says so, keeps polling, and shows the cluster again (exit $rc)"
 else fail "a controller that goes away: the watch says so, keeps polling, and shows the cluster again (exit $rc)"; fi
+
+echo "IPv6 node addresses"
+# A harness of its own (about 2 s to start) with n1 and n2 at NodeAddr=::1 and
+# CommunicationParameters=EnableIPv6 (slurm-harness.sh, SLURM_IPV6=1), the first stopped
+# before. The address comes as sinfo prints it, bare, into the inventory's host and every
+# rank's MASTER_ADDR: torch's gloo rendezvous takes ::1 (not [::1]).
+S_V4="$S"
+slurm_stop_all
+v4_left=0
+for f in "$S_V4"/slurmctld.pid "$S_V4"/slurmd-n*.pid; do
+    [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && v4_left=$((v4_left + 1))
+done
+check "the first harness is stopped before the IPv6 one starts ($v4_left daemons left)" \
+    [ "$v4_left" -eq 0 ]
+SLURM_IPV6=1
+slurm_suite_start "$T/s6"
+SLURM_IPV6=0
+sinfo -h -N -p t4 -o '%N|%o' | sort -u > "$T/v6-sinfo.out"
+check "sinfo's %o prints n1's and n2's NodeAddr bare: ::1" \
+    sh -c "[ \"\$(cat '$T/v6-sinfo.out')\" = \"\$(printf 'n1|::1\nn2|::1')\" ]"
+printf '{"name": "t4v6", "backend": "slurm", "partition": "t4",
+ "trial": {"ranks": "per-device", "master_port": %d}}\n' $((S_CTLD_PORT + 5)) > "$T/inv-v6.json"
+mkdir -p "$T/v6env"
+"$bin" tune --cluster "$T/inv-v6.json" --job "$T/mlp.json" --launcher slurm \
+    --trial-cmd "env > $T/v6env/\$\$; $ddp" --budget 1 --optimizer uniform-devices \
+    --trial-timeout 120 --no-journal --no-prune --json > "$T/v6.json" 2> "$T/v6.err"
+check "6 PyTorch ranks over 2 nodes at NodeAddr ::1 meet at MASTER_ADDR ::1 and measure" \
+    python3 - "$T/v6.json" "$T/v6env" $((S_CTLD_PORT + 5)) <<'PY'
+import json, os, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+assert t["status"] == "ok" and t["time_s"] > 0, t
+envs = []
+for f in os.listdir(sys.argv[2]):
+    e = dict(l.split("=", 1) for l in open(os.path.join(sys.argv[2], f)).read().splitlines()
+             if l.startswith(("RANK=", "MASTER_ADDR=", "MASTER_PORT=", "TUNEDECK_MACHINE=")))
+    if "RANK" in e:
+        envs.append(e)
+assert sorted(int(e["RANK"]) for e in envs) == list(range(6)), envs
+assert {e["TUNEDECK_MACHINE"] for e in envs} == {"n1", "n2"}, envs
+port = int(sys.argv[3]) + t["trial"] % 100
+assert {(e["MASTER_ADDR"], e["MASTER_PORT"]) for e in envs} == {("::1", str(port))}, envs
+PY
 
 slurm_nothing_left
 

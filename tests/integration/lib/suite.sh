@@ -72,9 +72,10 @@ check() { # check NAME COMMAND...: passes when the command succeeds
     if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
-# slurm_suite_start: the harness's four nodes in T/s, started; exit 1 when they do not start.
+# slurm_suite_start [DIR]: the harness's four nodes in DIR (T/s), started; exit 1 when they do
+# not start.
 slurm_suite_start() {
-    if ! slurm_init "$T/s" || ! slurm_start; then
+    if ! slurm_init "${1:-$T/s}" || ! slurm_start; then
         echo "$suite: the harness did not start" >&2
         exit 1
     fi

@@ -160,6 +160,32 @@ Test(slurm_nodes, one_machine_type_per_shape)
     free(text);
 }
 
+/* An IPv6 NodeAddr as sinfo prints it (bare, never in brackets): kept whole, not cut at a ':'
+ * as if it were host:port, and the machine's host is it, bare, as MASTER_ADDR wants it
+ * (torch 1.13's gloo rendezvous takes ::1, not [::1]). */
+Test(slurm_nodes, an_ipv6_node_address_is_kept_whole_as_the_host)
+{
+    char *text = fixture_read("slurm/sinfo-22.05-ipv6.txt");
+    SlurmNodes ns;
+    Error e;
+    cr_assert_eq(slurm_nodes_parse(text, "sinfo", &ns, &e), 0, "%s", e.msg);
+    cr_assert_eq(ns.n, 4);
+    cr_assert_str_eq(node(&ns, "n1")->addr, "::1");
+    cr_assert_str_eq(node(&ns, "n1")->partitions, "debug,t4");
+    cr_assert_str_eq(node(&ns, "n3")->addr, "fe80::fc00:ff:fe00:1%eth0");
+    cr_assert_str_eq(node(&ns, "n4")->addr, "fd00:1234:5678:9abc:def0:1234:5678:9abc");
+    cr_assert_eq(node(&ns, "n4")->state, SLURM_NODE_IDLE);
+    Cluster *c = slurm_nodes_cluster(&ns, "v6", 10, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_str_eq(c->machines[0].name, "n1");
+    cr_assert_str_eq(c->machines[0].host, "::1");
+    cr_assert_str_eq(c->machines[2].host, "fe80::fc00:ff:fe00:1%eth0");
+    cr_assert_str_eq(c->machines[3].host, "fd00:1234:5678:9abc:def0:1234:5678:9abc");
+    cluster_free(c);
+    slurm_nodes_clear(&ns);
+    free(text);
+}
+
 /* A long list whose nodes come back in a second partition far from their first line: every
  * node once, in sinfo's order, with both partitions (the parser finds earlier nodes by name,
  * not by position). */
