@@ -252,10 +252,13 @@ static double stop_wait_s(HostPool *pool, const OrphanList *l)
     return most;
 }
 
-static void keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
+/* -1: out of memory, the group is not kept (no later trial's stop tries it). */
+static int keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
 {
-    if (orphans_add(lost, o->trial, o->machine, o->pgid, o->mark) == 0)
-        lost->items[lost->n - 1].unreached = unreached;
+    if (orphans_add(lost, o->trial, o->machine, o->pgid, o->mark) < 0)
+        return -1;
+    lost->items[lost->n - 1].unreached = unreached;
+    return 0;
 }
 
 int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList *lost,
@@ -297,6 +300,15 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
         orphans_clear(&here);
         return 0;
     }
+    /* Made before "stopping ..." is said: out of memory for it, the trial runs with no such
+     * promise, which no line would then keep. */
+    TuneStop *st = tune_stop_new(tj, report, userdata);
+    if (!st) {
+        for (size_t i = 0; i < here.n; i++)
+            keep_for_later(lost, &here.items[i], here.items[i].unreached);
+        orphans_clear(&here);
+        return 0; /* out of memory: the groups stay for a later trial and the session's end */
+    }
     double wait_s = stop_wait_s(pool, &here);
     int announced = report && wait_s > 2;
     if (announced) { /* the wait can be seen: say why */
@@ -307,13 +319,6 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
                  here.n, plural_s(here.n), s->trial, here.items[0].machine,
                  here.n > 1 ? ", ..." : "", wait_s);
         report(userdata, line);
-    }
-    TuneStop *st = tune_stop_new(tj, report, userdata);
-    if (!st) {
-        for (size_t i = 0; i < here.n; i++)
-            keep_for_later(lost, &here.items[i], here.items[i].unreached);
-        orphans_clear(&here);
-        return 0; /* out of memory: the groups stay for the end of the session */
     }
     st->before_trial = 1;
     st->announced = announced;
@@ -372,6 +377,38 @@ static void say_unanswered_host(const TuneStop *st, size_t first)
     st->report(st->userdata, line);
 }
 
+/* Before a trial, a group whose stop got no answer from its host for another reason than
+ * the host's silence: no command was sent (out of memory for the stop or its command, no such
+ * host in the pool), or the host's answer was cut short. One line for it, after the
+ * "stopping ..." line that promised a result. A host the pool has is tried again as an
+ * unanswered one is (keep_for_later, unreached); a host it has not, never: every stop there
+ * fails the same way. `kept`: 0 when out of memory left the group out of the kept list. */
+static void say_not_reached(const TuneStop *st, const Orphan *o, int kept)
+{
+    const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    char next[sizeof o->machine * 2 + 160];
+    if (!st->pool || hostpool_find(st->pool, o->machine) < 0)
+        snprintf(next, sizeof next,
+                 "it may still run, and no later stop can reach %s: stop it by hand (kill -KILL "
+                 "-- -%ld on %s)",
+                 o->machine, o->pgid, o->machine);
+    else if (!kept)
+        snprintf(next, sizeof next,
+                 "it may still run, and no later trial's stop tries it: stop it by hand (kill "
+                 "-KILL -- -%ld on %s)",
+                 o->pgid, o->machine);
+    else
+        snprintf(next, sizeof next,
+                 "it may still run, and is tried again before a later trial on %s once %s is "
+                 "connected, and at the session's end",
+                 o->machine, o->machine);
+    char line[sizeof o->machine + sizeof o->result + sizeof next + 128];
+    snprintf(line, sizeof line,
+             "trial %d's leftover process group %ld on %s was not stopped before trial %d (%s); %s",
+             o->trial, o->pgid, o->machine, st->trial, said, next);
+    st->report(st->userdata, line);
+}
+
 static int before_trial_end(TuneStop *st, char *why, size_t cap)
 {
     for (size_t i = 0; i < st->here.n; i++) {
@@ -379,6 +416,8 @@ static int before_trial_end(TuneStop *st, char *why, size_t cap)
         int stopped = strcmp(o->result, "stopped") == 0, gone = strcmp(o->result, "gone") == 0;
         if (o->answered || stopped || gone)
             journal_stop(st->tj, o);
+        /* Kept: tried again before a later trial (a stopped or gone group needs nothing more). */
+        int kept = stopped || gone || keep_for_later(st->lost, o, !o->answered) == 0;
         if (stopped && st->report) {
             char line[512];
             snprintf(line, sizeof line,
@@ -399,8 +438,10 @@ static int before_trial_end(TuneStop *st, char *why, size_t cap)
         /* Said too: "stopping ..." and then nothing left the operator waiting for an end. */
         if (o->silent && st->announced && st->report && first_silent_of_host(&st->here, i))
             say_unanswered_host(st, i);
-        if (!stopped && !gone)
-            keep_for_later(st->lost, o, !o->answered); /* tried again before a later trial */
+        /* And the rest that no answer decided (one that did, still running, is the verdict's):
+         * out of memory, or no such host, left "stopping ..." without an end as well. */
+        if (!stopped && !gone && !o->silent && !o->answered && st->announced && st->report)
+            say_not_reached(st, o, kept);
     }
     return tune_orphans_verdict(&st->here, st->trial, tune_journal_id(st->tj), why, cap);
 }

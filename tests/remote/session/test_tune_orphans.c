@@ -328,6 +328,79 @@ Test(tune_orphans, a_sweep_out_of_memory_reports_each_group_not_stopped_out_of_m
     hostpool_free(pool);
 }
 
+/* Before a trial, out of memory for the stop (nothing is sent): after "stopping ...", a line
+ * says what was not stopped, why, and what becomes of the group. Regression: nothing followed,
+ * and the operator waited for an end. */
+Test(tune_orphans, a_stop_before_a_trial_out_of_memory_says_the_group_was_not_stopped)
+{
+    SilentHost h = silent_host_begin();
+    OrphanList lost = {0};
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 100, NULL), 0);
+    n_said = 0;
+    TuneStop *st = NULL;
+    stop_begin_out_of_memory = 1;
+    tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL, &st);
+    stop_begin_out_of_memory = 0;
+    cr_assert_not_null(st);
+    cr_assert_eq(n_said, 1, "%s", said[0]);
+    cr_assert(strstr(said[0], "stopping 1 leftover process group"), "%s", said[0]);
+    cr_assert(tune_stop_settled(st, 0)); /* nothing was sent: nothing to wait for */
+    char why[256] = "untouched";
+    cr_assert_eq(tune_stop_end(st, why, sizeof why), 0, "%s", why); /* the trial runs */
+    cr_assert_eq(n_said, 2, "said %d lines: %s", n_said, said[0]);
+    cr_assert_str_eq(said[1], "trial 1's leftover process group 100 on m0 was not stopped before "
+                              "trial 2 (out of memory); it may still run, and is tried again "
+                              "before a later trial on m0 once m0 is connected, and at the "
+                              "session's end");
+    cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
+    /* As said: m0 is not connected (its pool is never stepped), so the next trial does not
+     * wait for it. */
+    cr_assert_eq(tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL, &st),
+                 0);
+    cr_assert_null(st);
+    cr_assert_eq(n_said, 2);
+    cr_assert(lost.n == 1 && lost.items[0].pgid == 100);
+    orphans_clear(&lost);
+    silent_host_free(&h);
+}
+
+/* Before a trial, a group on a host the pool does not have, stopped with one on a host it has
+ * (whose wait is announced): its own line says that nothing can reach it, and it is not
+ * tried before a later trial. Regression: "stopping 2 ..." was followed by m0's line only. */
+Test(tune_orphans, a_stop_before_a_trial_says_a_group_on_no_host_of_the_pool_was_not_stopped)
+{
+    SilentHost h = silent_host_begin();
+    OrphanList lost = {0};
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 100, NULL), 0);
+    cr_assert_eq(orphans_add(&lost, 1, "m9", 200, NULL), 0); /* no machine of the cluster */
+    n_said = 0;
+    TuneStop *st = NULL;
+    tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL, &st);
+    cr_assert_not_null(st);
+    cr_assert_eq(n_said, 1);
+    cr_assert(strstr(said[0], "stopping 2 leftover process groups of earlier trials before "
+                              "trial 2 (m0, ...; up to "), "%s", said[0]);
+    cr_assert(tune_stop_settled(st, tune_stop_deadline(st)));
+    char why[256] = "untouched";
+    cr_assert_eq(tune_stop_end(st, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(n_said, 3, "said %d lines: %s / %s", n_said, said[0], said[1]);
+    cr_assert(strncmp(said[1], "trial 1's leftover process group 100 on m0 was not stopped", 58) ==
+                  0, "%s", said[1]);
+    cr_assert_str_eq(said[2], "trial 1's leftover process group 200 on m9 was not stopped before "
+                              "trial 2 (no machine 'm9' in the cluster); it may still run, and no "
+                              "later stop can reach m9: stop it by hand (kill -KILL -- -200 on "
+                              "m9)");
+    /* Kept for the session's end (whose sweep names it again), not tried before a trial. */
+    cr_assert_eq(lost.n, 2);
+    cr_assert(lost.items[1].pgid == 200 && lost.items[1].unreached);
+    cr_assert_eq(tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL, &st),
+                 0);
+    cr_assert_null(st);
+    cr_assert_eq(n_said, 3);
+    orphans_clear(&lost);
+    silent_host_free(&h);
+}
+
 /* Resume: the groups of the trials the journal never saw finish, collected from it and handed
  * to the stop (not copied); sanitize.sh's AddressSanitizer run fails on a leak or a double free
  * of them. A journal whose trials all finished has nothing to stop. */
