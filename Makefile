@@ -45,10 +45,11 @@ CMD_OBJ    := $(call obj,$(call srcs,cmd))
 # The reference workload's own code links only into tunedeck-worker and the tests.
 WORKER_OBJ := $(call obj,$(call srcs,tools/worker))
 TEST_OBJ   := $(call obj,$(sort $(shell find tests/core tests/remote tests/tui tests/tools tests/cmd -name 'test_*.c')))
-# cmd/'s shared flag parser, table rows, session summary, live run's end and tune's words for
-# an interrupted trial (not main, nor a command), which tests/cmd tests.
+# cmd/'s shared flag parser, table rows, session summary, live run's end, tune's words for
+# an interrupted trial and hosts' note of GPUs in error (not main, nor a command), which
+# tests/cmd tests.
 TEST_OBJ   += $(BUILD)/cmd/flags.o $(BUILD)/cmd/table_row.o $(BUILD)/cmd/session_summary.o \
-              $(BUILD)/cmd/live_end.o $(BUILD)/cmd/tune_interrupted.o
+              $(BUILD)/cmd/live_end.o $(BUILD)/cmd/tune_interrupted.o $(BUILD)/cmd/gpu_errors.o
 # The old, whole reading of a journal, bench/sessionlist's baseline, that the summary's test
 # holds the one pass to (bench/args/journalwhole.h).
 TEST_OBJ   += $(BUILD)/bench/args/journalwhole.o

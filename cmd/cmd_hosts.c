@@ -11,6 +11,7 @@
 #include "core/base/termsafe.h"
 #include "cmd/commands.h"
 #include "cmd/flags.h"
+#include "cmd/gpu_errors.h"
 #include "cmd/hosts_slurm.h"
 #include "core/base/clock.h"
 #include "core/base/evloop.h"
@@ -122,28 +123,6 @@ static cJSON *host_json(HostPool *p, GpuWatch *w, size_t i)
     cJSON_AddStringToObject(j, "last_error", err);
     cJSON_AddStringToObject(j, "warning", hi.warning);
     return j;
-}
-
-/* "GPU 2: error (memory.used: expected a number or [N/A], found '[GPU is lost]')", one per
- * GPU in error, "; " between: the row's note when the host itself has no error, so a GPU
- * nvidia-smi cannot read is seen where its host's GPUs are counted. */
-static const char *gpu_errors_text(const cJSON *list, char *out, size_t cap)
-{
-    size_t len = 0;
-    out[0] = 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, list)
-    {
-        const cJSON *e = cJSON_GetObjectItem(o, "error"), *i = cJSON_GetObjectItem(o, "index");
-        if (!cJSON_IsString(e) || len >= cap)
-            continue;
-        char index[16] = "?";
-        if (cJSON_IsNumber(i))
-            snprintf(index, sizeof index, "%d", i->valueint);
-        len += (size_t)snprintf(out + len, cap - len, "%sGPU %s: error (%s)", len ? "; " : "",
-                                index, e->valuestring);
-    }
-    return out;
 }
 
 int cmd_hosts(int argc, char **argv)

@@ -1,40 +1,94 @@
-/* A host's GPU table, updated line by line; a refused line's GPU kept, in error. */
+/* A host's GPU table, updated line by line; a refused line's GPU kept, in error; a GPU the
+ * last period did not list dropped when the next begins. */
 #include "remote/gpu/gputable.h"
 
 #include <string.h>
 
-/* Whether a line's GPU is one already listed: by UUID; by index when either uuid did not
- * read (a GPU in error that comes back, or goes); a line with neither by its refusal's text,
- * which is the same every period ("Unable to determine the device handle for GPU …"). */
-static int same_gpu(const GpuSample *a, const GpuSample *b)
+/* A line (refused) whose index and uuid both failed to read: nothing names its GPU. */
+static int anonymous(const GpuSample *g)
 {
-    if (a->uuid[0] && b->uuid[0])
-        return strcmp(a->uuid, b->uuid) == 0;
-    if (a->index >= 0 || b->index >= 0)
-        return a->index == b->index;
-    return strcmp(a->error, b->error) == 0;
+    return g->index < 0 && !g->uuid[0];
 }
 
-int gputable_take_line(GpuSample *gpus, size_t *n, size_t cap, const char *line, Error *err)
+/* The entry of a line that names its GPU: by UUID; by index when either uuid did not read
+ * (a GPU in error that comes back, or goes). Entries naming none are never it. */
+static size_t find_named(const GpuTable *t, const GpuSample *g)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const GpuSample *e = &t->gpus[i];
+        if (anonymous(e))
+            continue;
+        if (e->uuid[0] && g->uuid[0] ? strcmp(e->uuid, g->uuid) == 0 : e->index == g->index)
+            return i;
+    }
+    return t->n;
+}
+
+/* The entry of a line that names no GPU ("Unable to determine the device handle for GPU …"):
+ * one not yet listed this period with the same refusal text, else one at the same place in
+ * the last period (nvidia-smi lists GPUs in the same order every period, and a text that
+ * changes each period would otherwise add a GPU each period), else one with the same text
+ * listed this period already (two lines alike are one entry, as they always were). */
+static size_t find_anonymous(const GpuTable *t, const GpuSample *g)
+{
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t i = 0; i < t->n; i++) {
+            const GpuSample *e = &t->gpus[i];
+            if (!anonymous(e) || (pass < 2 && t->listed[i]))
+                continue;
+            if (pass == 1 ? t->place[i] == t->lines : strcmp(e->error, g->error) == 0)
+                return i;
+        }
+    return t->n;
+}
+
+/* The period ended: what it did not list is gone from nvidia-smi's answer. */
+static void begin_period(GpuTable *t)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->listed[i])
+            continue;
+        t->gpus[k] = t->gpus[i];
+        t->place[k] = t->place[i];
+        t->listed[k] = 0;
+        k++;
+    }
+    t->n = k;
+    t->lines = 0;
+}
+
+int gputable_take_line(GpuTable *t, const char *line, Error *err)
 {
     GpuSample g;
     int rc = nvsmi_parse_gpu_line(line, &g, err);
-    size_t i = 0;
-    while (i < *n && !same_gpu(&gpus[i], &g))
-        i++;
-    if (i == *n) {
-        if (*n == cap)
-            return rc;
-        (*n)++;
+    size_t i;
+    if (anonymous(&g)) {
+        i = find_anonymous(t, &g);
+    } else {
+        i = find_named(t, &g);
+        if (i < t->n && t->listed[i]) { /* listed twice: the next period's first line */
+            begin_period(t);
+            i = find_named(t, &g);
+        }
     }
-    gpus[i] = g;
+    if (i == t->n) {
+        if (t->n == GPUTABLE_MAX) {
+            t->lines++;
+            return rc;
+        }
+        t->n++;
+    }
+    t->gpus[i] = g;
+    t->place[i] = t->lines++;
+    t->listed[i] = 1;
     return rc;
 }
 
-size_t gputable_readable(const GpuSample *gpus, size_t n)
+size_t gputable_readable(const GpuTable *t)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += !gpus[i].error[0];
+    for (size_t i = 0; i < t->n; i++)
+        k += !t->gpus[i].error[0];
     return k;
 }

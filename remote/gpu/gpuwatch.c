@@ -9,7 +9,7 @@
 #include "remote/gpu/gputable.h"
 #include "remote/ssh/rexec.h"
 
-enum { RESTART_MS = 10000, MAX_GPUS = 64, MAX_PROCS = 512 };
+enum { RESTART_MS = 10000, MAX_PROCS = 512 };
 
 #define NO_TOOL_MARK "#no-gpu-tool"
 #define NO_TOOL_CHECK                                                                              \
@@ -20,8 +20,7 @@ typedef struct {
     RemoteExec *gpu_x, *apps_x;
     GpuHostState state;
     char why[200];
-    GpuSample gpus[MAX_GPUS];
-    size_t n_gpus;
+    GpuTable gpus;
     GpuProc procs[MAX_PROCS], pending[MAX_PROCS];
     size_t n_procs, n_pending;
     int64_t restart_at_ms;
@@ -101,13 +100,13 @@ static void on_gpu_line(void *ud, RemoteExec *x, StreamKind s, const char *line,
         return;
     }
     Error err;
-    int refused = gputable_take_line(h->gpus, &h->n_gpus, MAX_GPUS, line, &err) < 0;
+    int refused = gputable_take_line(&h->gpus, line, &err) < 0;
     /* The process list may have come first: join it again on the new table. */
     for (size_t k = 0; k < h->n_procs; k++)
-        h->procs[k].gpu = nvsmi_join(h->gpus, h->n_gpus, &h->procs[k].proc);
+        h->procs[k].gpu = nvsmi_join(h->gpus.gpus, h->gpus.n, &h->procs[k].proc);
     /* The host is in error while none of its GPUs reads, its latest refusal the reason. It
      * stayed "starting", the refusal said nowhere, for as long as every line was refused. */
-    if (gputable_readable(h->gpus, h->n_gpus)) {
+    if (gputable_readable(&h->gpus)) {
         h->state = GPUHOST_OK;
         h->why[0] = 0;
     } else if (refused) {
@@ -130,7 +129,7 @@ static void on_apps_line(void *ud, RemoteExec *x, StreamKind s, const char *line
     if (strcmp(line, "#end") == 0) {
         h->app_rounds++;
         for (size_t i = 0; i < h->n_pending; i++)
-            h->pending[i].gpu = nvsmi_join(h->gpus, h->n_gpus, &h->pending[i].proc);
+            h->pending[i].gpu = nvsmi_join(h->gpus.gpus, h->gpus.n, &h->pending[i].proc);
         memcpy(h->procs, h->pending, h->n_pending * sizeof *h->procs);
         h->n_procs = h->n_pending;
         h->n_pending = 0;
@@ -242,8 +241,8 @@ int gpuwatch_answered(const GpuWatch *w, size_t host)
 size_t gpuwatch_gpus(const GpuWatch *w, size_t host, const GpuSample **out)
 {
     const WatchedHost *h = find(w, host);
-    *out = h ? h->gpus : NULL;
-    return h ? h->n_gpus : 0;
+    *out = h ? h->gpus.gpus : NULL;
+    return h ? h->gpus.n : 0;
 }
 
 size_t gpuwatch_procs(const GpuWatch *w, size_t host, const GpuProc **out)

@@ -116,9 +116,11 @@ static int parse_gpu_line(const char *line, GpuSample *out, Error *err)
     read_identity(f, cut ? n - 1 : n, out);
     if (line_fits(line, sizeof buf, "gpu", err) < 0)
         return -1;
-    /* More fields than asked for is not what the query prints (a ',' in a name shifts every
-     * number after it): refused, never read off by one. Fewer are unknowns (see nvsmi.h). */
-    if (n < 2 || n > 6)
+    /* With an explicit query nvidia-smi prints every field, an unknown one as [N/A]: more
+     * fields than asked for is a ',' in a name (every number after it shifted), fewer a cut
+     * or garbled line. Both are refused, never read off by one nor as unknowns (a short line
+     * was taken as a working GPU with no readings). */
+    if (n != 6)
         return error_set(err,
                          "nvidia-smi gpu line '%.80s': expected index, uuid, name, "
                          "utilization, memory used, memory total (6 fields), found %zu fields",
@@ -130,13 +132,13 @@ static int parse_gpu_line(const char *line, GpuSample *out, Error *err)
     if (!out->uuid[0])
         return error_set(err, "nvidia-smi gpu line: uuid: expected GPU-..., found '%s'", f[1]);
     int k;
-    if (number(n > 3 ? f[3] : NULL, 100, 0, &out->util_pct, &k, "utilization.gpu", err) < 0)
+    if (number(f[3], 100, 0, &out->util_pct, &k, "utilization.gpu", err) < 0)
         return -1;
     out->has_util = (unsigned)k;
-    if (number(n > 4 ? f[4] : NULL, 1e9, 0, &out->mem_used_mib, &k, "memory.used", err) < 0)
+    if (number(f[4], 1e9, 0, &out->mem_used_mib, &k, "memory.used", err) < 0)
         return -1;
     out->has_mem_used = (unsigned)k;
-    if (number(n > 5 ? f[5] : NULL, 1e9, 0, &out->mem_total_mib, &k, "memory.total", err) < 0)
+    if (number(f[5], 1e9, 0, &out->mem_total_mib, &k, "memory.total", err) < 0)
         return -1;
     out->has_mem_total = (unsigned)k;
     /* A GPU with no memory, or more in use than it has, is a wrong answer, not a reading. */

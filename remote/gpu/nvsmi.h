@@ -1,10 +1,11 @@
 /* nvidia-smi's csv output (--format=csv,noheader,nounits), parsed: one GPU per
  * --query-gpu=index,uuid,name,utilization.gpu,memory.used,memory.total line, one process
  * per --query-compute-apps=pid,gpu_uuid,used_memory line. "[N/A]", "[Not Supported]",
- * "[Insufficient Permissions]" and missing fields are unknown (a validity flag), never zero;
+ * "[Insufficient Permissions]" and empty fields are unknown (a validity flag), never zero;
  * another bracketed text in a GPU line ("[GPU is lost]", "[Unknown Error]") is refused, as is
- * a bad number, and more fields than the query asks for (a comma inside one shifts the
- * numbers). Processes join GPUs on UUID: indices can differ between the two queries
+ * a bad number, and a GPU line of more or fewer fields than the query asks for (a comma inside
+ * one shifts the numbers; a short line is cut or garbled: nvidia-smi prints every field it is
+ * asked for). Processes join GPUs on UUID: indices can differ between the two queries
  * (CUDA_VISIBLE_DEVICES, MIG). */
 #ifndef TUNEDECK_NVSMI_H
 #define TUNEDECK_NVSMI_H

@@ -11,10 +11,8 @@
 #define TUNEDECK_SOURCE_DIR "."
 #endif
 
-enum { CAP = 16 };
-
 /* Every line of the fixture into the table, as one -lms period; returns the refused count. */
-static int take_fixture(const char *file, GpuSample *gpus, size_t *n)
+static int take_fixture(const char *file, GpuTable *t)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/tests/fixtures/nvidia-smi/%s", TUNEDECK_SOURCE_DIR, file);
@@ -25,7 +23,7 @@ static int take_fixture(const char *file, GpuSample *gpus, size_t *n)
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         Error e;
-        if (gputable_take_line(gpus, n, CAP, line, &e) < 0) {
+        if (gputable_take_line(t, line, &e) < 0) {
             cr_assert(e.msg[0], "a refusal without a reason: %s", line);
             refused++;
         }
@@ -42,12 +40,26 @@ static void assert_error(const GpuSample *g, int index, const char *field, const
               field, found);
 }
 
+/* A table as gpuwatch starts one: zeroed (static: it holds GPUTABLE_MAX samples). */
+static GpuTable *empty_table(void)
+{
+    static GpuTable t;
+    memset(&t, 0, sizeof t);
+    return &t;
+}
+
+static void take(GpuTable *t, const char *line)
+{
+    Error e;
+    gputable_take_line(t, line, &e);
+}
+
 Test(gputable, a_failing_gpu_stays_listed_in_error_at_its_index)
 {
-    GpuSample g[CAP];
-    size_t n = 0;
-    cr_assert_eq(take_fixture("query-gpu-failing.csv", g, &n), 5);
-    cr_assert_eq(n, 6, "%zu GPUs listed of 6 lines: a refused line's GPU was dropped", n);
+    GpuTable *t = empty_table();
+    const GpuSample *g = t->gpus;
+    cr_assert_eq(take_fixture("query-gpu-failing.csv", t), 5);
+    cr_assert_eq(t->n, 6, "%zu GPUs listed of 6 lines: a refused line's GPU was dropped", t->n);
     cr_assert_eq(g[0].index, 0);
     cr_assert_str_empty(g[0].error);
     cr_assert_float_eq(g[0].util_pct, 87, 1e-9);
@@ -57,39 +69,101 @@ Test(gputable, a_failing_gpu_stays_listed_in_error_at_its_index)
     assert_error(&g[3], 3, "memory.used", "'41000'");
     /* no index to read: listed, its index unknown, the whole line said */
     assert_error(&g[4], -1, "6 fields", "Unable to determine the device handle");
-    assert_error(&g[5], 5, "utilization.gpu", "'[N/'"); /* cut inside "[N/A]" */
-    cr_assert_eq(gputable_readable(g, n), 1, "a GPU in error is not one to use");
+    /* cut inside "[N/A]": refused for its missing fields, at its index */
+    assert_error(&g[5], 5, "(6 fields)", "found 4 fields");
+    cr_assert_eq(gputable_readable(t), 1, "a GPU in error is not one to use");
 }
 
 Test(gputable, each_period_updates_the_same_gpus_and_a_gpu_that_answers_again_is_read)
 {
-    GpuSample g[CAP];
-    size_t n = 0;
-    take_fixture("query-gpu-failing.csv", g, &n);
-    take_fixture("query-gpu-failing.csv", g, &n);
-    cr_assert_eq(n, 6, "a second period listed %zu GPUs", n);
+    GpuTable *t = empty_table();
+    const GpuSample *g = t->gpus;
+    take_fixture("query-gpu-failing.csv", t);
+    take_fixture("query-gpu-failing.csv", t);
+    cr_assert_eq(t->n, 6, "a second period listed %zu GPUs", t->n);
     Error e;
-    cr_assert_eq(gputable_take_line(g, &n, CAP,
+    cr_assert_eq(gputable_take_line(t,
                                     "2, GPU-d3e1f7a0-6c52-48b9-a1e4-7f0c2b9d8e36, NVIDIA "
                                     "A100-SXM4-40GB, 4, 100, 40960",
                                     &e),
                  0, "%s", e.msg);
-    cr_assert_eq(n, 6);
+    cr_assert_eq(t->n, 6);
     cr_assert_str_empty(g[2].error);
-    cr_assert_eq(gputable_readable(g, n), 2);
+    cr_assert_eq(gputable_readable(t), 2);
     /* a line whose uuid is refused still is its index's GPU, now in error */
-    cr_assert_eq(gputable_take_line(g, &n, CAP, "0, [Unknown Error], A100, 1, 2, 3", &e), -1);
-    cr_assert_eq(n, 6);
+    cr_assert_eq(gputable_take_line(t, "0, [Unknown Error], A100, 1, 2, 3", &e), -1);
+    cr_assert_eq(t->n, 6);
     assert_error(&g[0], 0, "uuid", "'[Unknown Error]'");
-    cr_assert_eq(gputable_readable(g, n), 1);
+    cr_assert_eq(gputable_readable(t), 1);
+}
+
+/* A line with neither index nor uuid was the same GPU from period to period only by its
+ * refusal's text: one whose text changed each period (here a number in the line) added an entry
+ * each period, up to 64 a host, every one but the last a ghost. It is now the entry at its
+ * place in the period. */
+Test(gputable, a_line_naming_no_gpu_whose_text_changes_each_period_stays_one_entry)
+{
+    GpuTable *t = empty_table();
+    const GpuSample *g = t->gpus;
+    for (int period = 0; period < 5; period++) {
+        char garbled[128];
+        snprintf(garbled, sizeof garbled, "GPU 00000000:C1:00.0: Unknown Error after %d ms",
+                 100 + period);
+        take(t, "0, GPU-a, A100, 10, 1000, 40960");
+        take(t, garbled);
+        take(t, "2, GPU-c, A100, 20, 2000, 40960");
+        cr_assert_eq(t->n, 3, "period %d: %zu GPUs listed of 3 lines", period, t->n);
+        cr_assert_eq(g[1].index, -1);
+        cr_assert(strstr(g[1].error, garbled), "period %d: '%s' is not the latest line", period,
+                  g[1].error);
+    }
+    cr_assert_eq(g[0].index, 0);
+    cr_assert_eq(g[2].index, 2);
+    cr_assert_eq(gputable_readable(t), 2);
+}
+
+/* What the last period did not list is not shown: a GPU nvidia-smi stopped listing, and a
+ * line naming no GPU that is gone, are dropped once the next period begins (the first GPU
+ * listed again); a GPU listed for the first time is added. */
+Test(gputable, a_gpu_the_last_period_did_not_list_is_dropped_when_the_next_begins)
+{
+    GpuTable *t = empty_table();
+    const GpuSample *g = t->gpus;
+    take(t, "0, GPU-a, A100, 10, 1000, 40960");
+    take(t, "1, GPU-b, A100, 10, 1000, 40960");
+    take(t, "Unable to determine the device handle for GPU 00000000:C1:00.0: Unknown Error");
+    take(t, "3, GPU-d, A100, 10, 1000, 40960");
+    cr_assert_eq(t->n, 4);
+    take(t, "0, GPU-a, A100, 11, 1000, 40960"); /* the second period */
+    take(t, "3, GPU-d, A100, 11, 1000, 40960");
+    take(t, "4, GPU-e, A100, 11, 1000, 40960");
+    cr_assert_eq(t->n, 5, "within a period, the last one's GPUs are kept until it ends");
+    take(t, "0, GPU-a, A100, 12, 1000, 40960"); /* the third */
+    cr_assert_eq(t->n, 3, "%zu GPUs listed: the ones the second period lost are kept", t->n);
+    cr_assert_eq(g[0].index, 0);
+    cr_assert_float_eq(g[0].util_pct, 12, 1e-9);
+    cr_assert_eq(g[1].index, 3);
+    cr_assert_eq(g[2].index, 4);
+}
+
+/* Every line naming no GPU, none of them changing: nothing marks a period, and each text
+ * stays one entry, two lines alike one entry, as before. */
+Test(gputable, lines_naming_no_gpu_with_the_same_texts_stay_one_entry_each)
+{
+    GpuTable *t = empty_table();
+    for (int period = 0; period < 5; period++) {
+        take(t, "Unable to determine the device handle for GPU 00000000:C1:00.0: Unknown Error");
+        take(t, "Unable to determine the device handle for GPU 00000000:C2:00.0: Unknown Error");
+        take(t, "Unable to determine the device handle for GPU 00000000:C2:00.0: Unknown Error");
+    }
+    cr_assert_eq(t->n, 2, "%zu entries of two texts", t->n);
+    cr_assert(strstr(t->gpus[0].error, "C1:00.0") && strstr(t->gpus[1].error, "C2:00.0"));
 }
 
 Test(gputable, a_process_joins_no_gpu_whose_uuid_did_not_read)
 {
-    GpuSample g[CAP];
-    size_t n = 0;
-    Error e;
-    gputable_take_line(g, &n, CAP, "0, [GPU is lost], A100, 1, 2, 3", &e);
+    GpuTable *t = empty_table();
+    take(t, "0, [GPU is lost], A100, 1, 2, 3");
     GpuProcess p = {.pid = 7};
-    cr_assert_eq(nvsmi_join(g, n, &p), -1, "a process with no uuid joined the lost GPU");
+    cr_assert_eq(nvsmi_join(t->gpus, t->n, &p), -1, "a process with no uuid joined the lost GPU");
 }

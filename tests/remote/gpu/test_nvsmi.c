@@ -54,12 +54,24 @@ Test(nvsmi, not_available_fields_are_unknown_not_zero)
     cr_assert_str_eq(g[2].name, "Tesla K80");
 }
 
-Test(nvsmi, missing_trailing_fields_are_unknown)
+/* This test pinned the opposite: a line with its last fields missing was read, those fields
+ * unknown, so a cut or garbled line showed a working GPU with no readings. With an explicit
+ * query nvidia-smi prints every field ([N/A] for one it has not), so a short line is refused
+ * like any bad line, its GPU named (listed in error at its index) and the count said. An
+ * empty field is still unknown: the line has its six fields. */
+Test(nvsmi, a_line_with_fields_missing_is_refused_not_read_as_unknowns)
 {
     GpuSample g;
     Error e;
-    cr_assert_eq(nvsmi_parse_gpu_line("3, GPU-abc, Tesla T4", &g, &e), 0, "%s", e.msg);
-    cr_assert_eq(g.index, 3);
+    cr_assert_eq(nvsmi_parse_gpu_line("3, GPU-abc, Tesla T4", &g, &e), -1,
+                 "a line of 3 fields read as a GPU with unknown readings");
+    cr_assert(strstr(e.msg, "(6 fields), found 3 fields"), "%s", e.msg);
+    cr_assert_eq(g.index, 3, "the refused line's GPU is not named");
+    cr_assert_str_eq(g.uuid, "GPU-abc");
+    cr_assert_str_eq(g.error, e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("3, GPU-abc, Tesla T4, 10, 100", &g, &e), -1);
+    cr_assert(strstr(e.msg, "found 5 fields"), "%s", e.msg);
+    cr_assert_eq(nvsmi_parse_gpu_line("3, GPU-abc, Tesla T4, , , ", &g, &e), 0, "%s", e.msg);
     cr_assert(!g.has_util && !g.has_mem_used && !g.has_mem_total);
 }
 
