@@ -96,13 +96,19 @@ static int rechecks_settled(void *ctx)
 
 void session_recheck_begin(Session *s)
 {
-    if (!s->resume || !s->journal_open || !s->pool || !s->tuner ||
+    if (s->recheck_decided || !s->resume || !s->journal_open || !s->pool || !s->tuner ||
         strcmp(s->launcher, "per-host") != 0)
         return;
     const Tuner *t = s->tuner;
     size_t n = s->cluster->n_machines;
-    if ((int)tuner_n_trials(t) >= tuner_budget(t) || n > hostpool_size(s->pool))
-        return; /* no new trial to keep off them */
+    /* No new trial to keep off them: decided when a raised budget gives one (the console's
+     * :budget, on_event's TUNER_EVENT_BUDGET). No trial runs before it: the journal's are all
+     * the tuner has. */
+    if ((int)tuner_n_trials(t) >= tuner_budget(t))
+        return;
+    s->recheck_decided = 1;
+    if (n > hostpool_size(s->pool))
+        return;
     free(s->recheck);
     free(s->recheck_attempts);
     s->recheck = calloc(n + 1, 1);

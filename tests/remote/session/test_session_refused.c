@@ -548,3 +548,45 @@ Test(session_refused, a_console_resume_leaves_out_a_host_refused_in_the_last_tri
 {
     assert_resume_left_out_the_last_trials_refused_host(1);
 }
+
+/* A console resume with no trial left (its budget the 4 trials run), given 3 by :budget
+ * before h1's first connection answered: its recheck, skipped at the start, runs before the
+ * first of them, so h1, still refused, is left out from it and said so. Regression: only the
+ * start decided the recheck, so the raised budget's first trial could try h1 and be lost
+ * unreachable (or h1 be said refused as if for the first time). */
+Test(session_refused, a_console_resume_with_no_trial_left_rechecks_when_its_budget_is_raised)
+{
+    char id[64];
+    run_with_h1_refused(id, sizeof id);
+    Session *s = session_new(1, dir);
+    SessionSpec spec = {.ssh_config = TEST_SSH_CONFIG,
+                        .budget = 4,
+                        .on_report = keep_line,
+                        .keep_hosts = SESSION_KEEP_ALL,
+                        .stops_on_loop = 1,
+                        .holds_refused = 1};
+    Error err;
+    n_said = 0;
+    cr_assert_eq(session_resume(s, id, &spec, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    EvLoop *l = evloop_new();
+    cr_assert_not_null(l);
+    cr_assert_gt(hostpool_attach(s->pool, l), 0);
+    cr_assert_gt(tuner_attach(s->tuner, l), 0);
+    tuner_set_budget(s->tuner, 7); /* the operator's :budget 7 */
+    cr_assert_eq(evloop_run(l, tuner_is_done, s->tuner, -1), 1);
+    evloop_free(l);
+    cr_assert_null(tuner_last_error(s->tuner), "%s", tuner_last_error(s->tuner));
+    cr_assert_eq(tuner_n_trials(s->tuner), 7);
+    for (size_t i = 4; i < 7; i++) {
+        const TrialRecord *r = tuner_trial(s->tuner, i);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
+    }
+    cr_assert_eq(said_count("h1 is still left out of the trials (refused when the session last "
+                            "ran, and again now): unknown host key"),
+                 1);
+    cr_assert_eq(said_count("h1 is left out of the trials from now on"), 0);
+    session_free(s);
+}
