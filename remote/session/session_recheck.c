@@ -94,6 +94,14 @@ static int rechecks_settled(void *ctx)
     return 1;
 }
 
+static void recheck_drop(Session *s)
+{
+    free(s->recheck);
+    free(s->recheck_attempts);
+    s->recheck = NULL;
+    s->recheck_attempts = NULL;
+}
+
 void session_recheck_begin(Session *s)
 {
     if (s->recheck_decided || !s->resume || !s->journal_open || !s->pool || !s->tuner ||
@@ -109,15 +117,11 @@ void session_recheck_begin(Session *s)
     s->recheck_decided = 1;
     if (n > hostpool_size(s->pool))
         return;
-    free(s->recheck);
-    free(s->recheck_attempts);
+    recheck_drop(s);
     s->recheck = calloc(n + 1, 1);
     s->recheck_attempts = calloc(n + 1, sizeof *s->recheck_attempts);
     if (!s->recheck || !s->recheck_attempts) {
-        free(s->recheck);
-        free(s->recheck_attempts);
-        s->recheck = NULL;
-        s->recheck_attempts = NULL;
+        recheck_drop(s);
         if (s->spec.on_report) /* the first trial finds out, as before */
             s->spec.on_report(s->spec.report_userdata,
                               "out of memory: the hosts the session last left out as refused "
@@ -126,11 +130,8 @@ void session_recheck_begin(Session *s)
         return;
     }
     if (!hosts_to_check(t, s->recheck, n)) {
-        free(s->recheck);
-        free(s->recheck_attempts);
-        s->recheck = NULL;
-        s->recheck_attempts = NULL;
-        return; /* nothing left out, no trial lost unreachable since */
+        recheck_drop(s); /* nothing left out, no trial lost unreachable since */
+        return;
     }
     double timeout_s = 0;
     for (size_t m = 0; m < n; m++) {
