@@ -310,6 +310,10 @@ static void on_event(void *userdata, TunerEvent ev, const TrialRecord *rec)
      * refusals are, since no trial of it will show it */
     if (ev == TUNER_EVENT_DROPPED && rec->dropped_why && s->spec.on_report)
         s->spec.on_report(s->spec.report_userdata, rec->dropped_why);
+    /* a resume with no trial left, given one by the console's :budget (or an override's
+     * raise): its recheck, skipped at the start, before that first new trial */
+    if (ev == TUNER_EVENT_BUDGET)
+        session_recheck_begin(s);
     if (s->spec.on_event)
         s->spec.on_event(s->spec.userdata, ev, rec);
 }
@@ -514,6 +518,7 @@ void session_close(Session *s)
     s->recheck = NULL;
     free(s->recheck_attempts);
     s->recheck_attempts = NULL;
+    s->recheck_decided = 0;
 }
 
 const char *session_alloc_left(const Session *s)

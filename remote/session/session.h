@@ -142,10 +142,14 @@ typedef struct {
      * the session stopped since no trial could run without them (session_refused.c). */
     unsigned char *refused_said;
     int refused_stopped;
-    /* A resume's machines its journal last left out (refused), checked again before its first
-     * new trial (session_recheck.c; n_machines, NULL when none): under way, or answered. */
+    /* A resume's machines its journal last left out (refused), and those of a trial lost
+     * unreachable since, checked again before its first new trial (session_recheck.c;
+     * n_machines, NULL when none): under way, or answered. */
     unsigned char *recheck;
     int *recheck_attempts; /* each one's HostInfo.attempts as its recheck began */
+    /* The recheck was decided (its hosts connected, or none to check): once, before the
+     * first new trial; a resume with none left decides when a budget raise gives one. */
+    int recheck_decided;
     /* spec.holds_refused: the line said when the next trial began to wait for refused
      * hosts, kept while it waits ("" when it does not: session_refused_hold) */
     char refused_hold[600];

@@ -28,9 +28,11 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
  * no host is ready and one's attempt is under way (the first: a refusal not known yet). */
 int session_refused_check(Session *s, char *why, size_t cap);
 /* session_recheck.c: a resume (its journal replayed), per-host: the machines the journal's last
- * suggestion left out, refused then, are connected again (key and login, nothing run) before
- * the first new trial; without spec.stops_on_loop (`tune`) their answers are waited for here,
- * at most one connect timeout. */
+ * suggestion left out, refused then, and those of a trial lost unreachable since, are
+ * connected again (key and login, nothing run) before the first new trial; without
+ * spec.stops_on_loop (`tune`) their answers are waited for here, at most one connect timeout.
+ * Once a session, when a new trial is in the budget: a resume with none left is called again
+ * at each budget change until one is (the console's :budget). */
 void session_recheck_begin(Session *s);
 /* The tuner's may_begin (TunerMayBeginFn, userdata the session): 0 while a host checked so is
  * still connecting (the console's loop steps it), so that the next suggestion knows which to

@@ -1,8 +1,10 @@
 /* A resume checks again, before its first new trial, the hosts its journal last left out as
- * refused (the last suggestion's `left_out`): a fresh pool knows nothing of them, so the first
- * new trial could try one still refused and be lost unreachable, spending the budget. Each is
- * connected (host key and login, nothing run); one still refused stays left out from the start,
- * one that answers now (a known_hosts or login fixed meanwhile) is used again; each said once. */
+ * refused (the last suggestion's `left_out`), and those of a trial lost unreachable since that
+ * suggestion was made (a refusal met by the last trial, which no later `suggested` line
+ * names): a fresh pool knows nothing of them, so the first new trial could try one still
+ * refused and be lost unreachable, spending the budget. Each is connected (host key and login,
+ * nothing run); one refused is left out from the start, said once; one left out before that
+ * answers now (a known_hosts or login fixed meanwhile) is used again, said once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +12,58 @@
 #include "core/base/clock.h"
 #include "remote/session/session_priv.h"
 
-/* recheck[m]: under way (not said yet), refused again (said by the refusal's line), or in the
- * trials again (said here) */
-enum { RECHECK_UNDER_WAY = 1, RECHECK_REFUSED = 2, RECHECK_USED = 3 };
+/* recheck[m], of a host left out before: under way (not said yet), refused again (said by the
+ * refusal's line), or in the trials again (said here). Of a host only in a trial lost
+ * unreachable since: under way, or answered (a refusal said by its line as any first one, an
+ * answer not said: it was never left out). */
+enum {
+    RECHECK_UNDER_WAY = 1,
+    RECHECK_REFUSED = 2,
+    RECHECK_USED = 3,
+    RECHECK_LOST_UNDER_WAY = 4,
+    RECHECK_LOST_ANSWERED = 5
+};
 
-/* The machines the journal's last optimizer suggestion was made leaving out (an override's
- * record has none of its own: the one before it says), NULL when none. */
-static const unsigned char *journaled_left_out(const Tuner *t)
+static int recheck_under_way(unsigned char state)
 {
-    for (size_t i = tuner_n_trials(t); i-- > 0;) {
+    return state == RECHECK_UNDER_WAY || state == RECHECK_LOST_UNDER_WAY;
+}
+
+/* Into check (n machines), the hosts to check again: RECHECK_UNDER_WAY for those the journal's
+ * last optimizer suggestion was made leaving out (an override's record has none of its own:
+ * the one before it says), RECHECK_LOST_UNDER_WAY for the others of a trial lost unreachable
+ * from that suggestion on. A refusal ends the trial that meets it unreachable, and is left out
+ * only from the next suggestion on: met by the session's last trial (or an override after the
+ * last suggestion), no `left_out` names it. The journal's reason says the refusal in words
+ * only, so every host of such a trial is checked, and the pool, not the words, says which is
+ * refused now. Returns how many are checked. */
+static size_t hosts_to_check(const Tuner *t, unsigned char *check, size_t n)
+{
+    size_t from = tuner_n_trials(t);
+    while (from > 0 && tuner_trial(t, from - 1)->overridden)
+        from--;
+    if (from > 0) /* the last suggestion the optimizer made, itself included: run after it */
+        from--;
+    const TrialRecord *last = from < tuner_n_trials(t) ? tuner_trial(t, from) : NULL;
+    const unsigned char *out = last && !last->overridden ? last->left_out : NULL;
+    size_t count = 0;
+    for (size_t m = 0; m < n; m++)
+        if (out && out[m]) {
+            check[m] = RECHECK_UNDER_WAY;
+            count++;
+        }
+    for (size_t i = from; i < tuner_n_trials(t); i++) {
         const TrialRecord *r = tuner_trial(t, i);
-        if (!r->overridden)
-            return r->left_out;
+        const Schedule *sc = r->suggestion.schedule;
+        if (!r->obs || r->obs->status != TRIAL_UNREACHABLE || !sc)
+            continue;
+        for (size_t m = 0; m < n; m++)
+            if (!check[m] && (sc->worker[m] || sc->ps[m])) {
+                check[m] = RECHECK_LOST_UNDER_WAY;
+                count++;
+            }
     }
-    return NULL;
+    return count;
 }
 
 static int attempt_under_way(const HostInfo *hi)
@@ -45,7 +85,7 @@ static int rechecks_settled(void *ctx)
     const Session *s = ctx;
     for (size_t m = 0; m < s->cluster->n_machines; m++) {
         HostInfo hi;
-        if (s->recheck[m] != RECHECK_UNDER_WAY)
+        if (!recheck_under_way(s->recheck[m]))
             continue;
         hostpool_info(s->pool, m, &hi);
         if (!recheck_answered(s, m, &hi))
@@ -54,38 +94,51 @@ static int rechecks_settled(void *ctx)
     return 1;
 }
 
+static void recheck_drop(Session *s)
+{
+    free(s->recheck);
+    free(s->recheck_attempts);
+    s->recheck = NULL;
+    s->recheck_attempts = NULL;
+}
+
 void session_recheck_begin(Session *s)
 {
-    if (!s->resume || !s->journal_open || !s->pool || !s->tuner ||
+    if (s->recheck_decided || !s->resume || !s->journal_open || !s->pool || !s->tuner ||
         strcmp(s->launcher, "per-host") != 0)
         return;
     const Tuner *t = s->tuner;
-    const unsigned char *out = journaled_left_out(t);
     size_t n = s->cluster->n_machines;
-    if (!out || (int)tuner_n_trials(t) >= tuner_budget(t) || n > hostpool_size(s->pool))
-        return; /* nothing left out, or no new trial to keep off them */
-    free(s->recheck);
-    free(s->recheck_attempts);
+    /* No new trial to keep off them: decided when a raised budget gives one (the console's
+     * :budget, on_event's TUNER_EVENT_BUDGET). No trial runs before it: the journal's are all
+     * the tuner has. */
+    if ((int)tuner_n_trials(t) >= tuner_budget(t))
+        return;
+    s->recheck_decided = 1;
+    if (n > hostpool_size(s->pool))
+        return;
+    recheck_drop(s);
     s->recheck = calloc(n + 1, 1);
     s->recheck_attempts = calloc(n + 1, sizeof *s->recheck_attempts);
     if (!s->recheck || !s->recheck_attempts) {
-        free(s->recheck);
-        free(s->recheck_attempts);
-        s->recheck = NULL;
-        s->recheck_attempts = NULL;
+        recheck_drop(s);
         if (s->spec.on_report) /* the first trial finds out, as before */
             s->spec.on_report(s->spec.report_userdata,
                               "out of memory: the hosts the session last left out as refused "
-                              "are not checked again before its first new trial");
+                              "(or lost its last trial on) are not checked again before its "
+                              "first new trial");
+        return;
+    }
+    if (!hosts_to_check(t, s->recheck, n)) {
+        recheck_drop(s); /* nothing left out, no trial lost unreachable since */
         return;
     }
     double timeout_s = 0;
     for (size_t m = 0; m < n; m++) {
-        if (!out[m])
+        if (!s->recheck[m])
             continue;
         HostInfo hi;
         hostpool_info(s->pool, m, &hi);
-        s->recheck[m] = RECHECK_UNDER_WAY;
         /* the console's pool (keep_hosts) is connecting them already */
         if (hi.state == HOST_IDLE)
             hostpool_connect(s->pool, m, 0);
@@ -111,12 +164,16 @@ int session_recheck_may_begin(void *userdata)
 
 void session_recheck_say(Session *s, size_t m)
 {
-    if (!s->recheck || s->recheck[m] != RECHECK_UNDER_WAY)
+    if (!s->recheck || !recheck_under_way(s->recheck[m]))
         return;
     HostInfo hi;
     hostpool_info(s->pool, m, &hi);
     if (!recheck_answered(s, m, &hi))
         return; /* `tune` after its wait: a host that never answered, tried as any such */
+    if (s->recheck[m] == RECHECK_LOST_UNDER_WAY) {
+        s->recheck[m] = RECHECK_LOST_ANSWERED; /* never left out: a refusal says itself */
+        return;
+    }
     s->recheck[m] = hi.refused ? RECHECK_REFUSED : RECHECK_USED;
     if (hi.refused) /* said by the refusals' own line, which knows it was checked again */
         return;

@@ -394,13 +394,12 @@ static int tuner_is_done(void *tuner)
     return tuner_done(tuner);
 }
 
-/* The session run_session journaled, resumed with a budget of 7: 3 new trials. As `tune`
- * runs it, or as the console does (its hosts connected at the start, the pool stepped by its
- * loop beside the tuner). */
-static Session *resume_to_seven_as(const char *id, int console)
+/* The session id, resumed with the budget given. As `tune` runs it, or as the console does
+ * (its hosts connected at the start, the pool stepped by its loop beside the tuner). */
+static Session *resume_to_as(const char *id, int budget, int console)
 {
     Session *s = session_new(1, dir);
-    SessionSpec spec = {.ssh_config = TEST_SSH_CONFIG, .budget = 7, .on_report = keep_line};
+    SessionSpec spec = {.ssh_config = TEST_SSH_CONFIG, .budget = budget, .on_report = keep_line};
     if (console) {
         spec.keep_hosts = SESSION_KEEP_ALL;
         spec.stops_on_loop = spec.holds_refused = 1;
@@ -421,8 +420,14 @@ static Session *resume_to_seven_as(const char *id, int console)
     } else {
         cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
     }
-    cr_assert_eq(tuner_n_trials(s->tuner), 7);
+    cr_assert_eq(tuner_n_trials(s->tuner), (size_t)budget);
     return s;
+}
+
+/* The session run_session journaled, resumed with a budget of 7: 3 new trials. */
+static Session *resume_to_seven_as(const char *id, int console)
+{
+    return resume_to_as(id, 7, console);
 }
 
 static Session *resume_to_seven(const char *id)
@@ -501,5 +506,87 @@ Test(session_refused, a_resume_uses_again_a_host_no_longer_refused)
                             "now"),
                  1);
     cr_assert_eq(said_count("left out of the trials"), 0);
+    session_free(s);
+}
+
+/* A 1-trial session whose one trial met h1's refusal, lost unreachable: the session stopped
+ * before any later suggestion could journal h1 left out. Its resume to 3 checks h1 again too
+ * (a host of a trial lost unreachable after the last suggestion), so h1, still refused, is
+ * left out from its first new trial, said once. Regression: the journal's last `left_out`
+ * did not name it, so the resume's first trial tried h1 again and was lost unreachable. */
+static void assert_resume_left_out_the_last_trials_refused_host(int console)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session_as(s, NULL, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(s->tuner), 1);
+    const TrialRecord *last = tuner_trial(s->tuner, 0);
+    cr_assert_eq(last->obs->status, TRIAL_UNREACHABLE, "%s", last->obs->reason);
+    cr_assert(strstr(last->obs->reason, "unknown host key"), "%s", last->obs->reason);
+    cr_assert_null(last->left_out);
+    char id[64];
+    snprintf(id, sizeof id, "%s", tune_journal_id(s->journal));
+    session_free(s);
+    s = resume_to_as(id, 3, console);
+    for (size_t i = 1; i < 3; i++) {
+        const TrialRecord *r = tuner_trial(s->tuner, i);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
+    }
+    cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
+    cr_assert_eq(said_count("in the trials again"), 0);
+    session_free(s);
+}
+
+Test(session_refused, a_resume_leaves_out_a_host_refused_in_the_last_trial_before_it)
+{
+    assert_resume_left_out_the_last_trials_refused_host(0);
+}
+
+Test(session_refused, a_console_resume_leaves_out_a_host_refused_in_the_last_trial_before_it)
+{
+    assert_resume_left_out_the_last_trials_refused_host(1);
+}
+
+/* A console resume with no trial left (its budget the 4 trials run), given 3 by :budget
+ * before h1's first connection answered: its recheck, skipped at the start, runs before the
+ * first of them, so h1, still refused, is left out from it and said so. Regression: only the
+ * start decided the recheck, so the raised budget's first trial could try h1 and be lost
+ * unreachable (or h1 be said refused as if for the first time). */
+Test(session_refused, a_console_resume_with_no_trial_left_rechecks_when_its_budget_is_raised)
+{
+    char id[64];
+    run_with_h1_refused(id, sizeof id);
+    Session *s = session_new(1, dir);
+    SessionSpec spec = {.ssh_config = TEST_SSH_CONFIG,
+                        .budget = 4,
+                        .on_report = keep_line,
+                        .keep_hosts = SESSION_KEEP_ALL,
+                        .stops_on_loop = 1,
+                        .holds_refused = 1};
+    Error err;
+    n_said = 0;
+    cr_assert_eq(session_resume(s, id, &spec, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    EvLoop *l = evloop_new();
+    cr_assert_not_null(l);
+    cr_assert_gt(hostpool_attach(s->pool, l), 0);
+    cr_assert_gt(tuner_attach(s->tuner, l), 0);
+    tuner_set_budget(s->tuner, 7); /* the operator's :budget 7 */
+    cr_assert_eq(evloop_run(l, tuner_is_done, s->tuner, -1), 1);
+    evloop_free(l);
+    cr_assert_null(tuner_last_error(s->tuner), "%s", tuner_last_error(s->tuner));
+    cr_assert_eq(tuner_n_trials(s->tuner), 7);
+    for (size_t i = 4; i < 7; i++) {
+        const TrialRecord *r = tuner_trial(s->tuner, i);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
+    }
+    cr_assert_eq(said_count("h1 is still left out of the trials (refused when the session last "
+                            "ran, and again now): unknown host key"),
+                 1);
+    cr_assert_eq(said_count("h1 is left out of the trials from now on"), 0);
     session_free(s);
 }
