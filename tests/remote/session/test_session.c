@@ -865,6 +865,112 @@ Test(session, a_finished_trials_dropped_group_is_stopped_by_a_resume_after_a_kil
     cr_assert_not_null(strstr(last, "\"result\":\"stopped\""), "%s", last);
 }
 
+/* The results of the journal's `remote_process_stop` lines for group `pgid`, in order (at most
+ * 4 kept); returns how many. */
+static int stop_results(const char *path, long pgid, char results[4][512])
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *ev = cJSON_Parse(line);
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ev, "event");
+        const cJSON *pg = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(ev, "result");
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "remote_process_stop") == 0 &&
+            cJSON_IsNumber(pg) && (long)pg->valuedouble == pgid && cJSON_IsString(r)) {
+            if (n < 4)
+                snprintf(results[n], 512, "%s", r->valuestring);
+            n++;
+        }
+        cJSON_Delete(ev);
+    }
+    fclose(f);
+    return n;
+}
+
+/* A stop before a trial that could not reach a dropped connection's group (its host refuses:
+ * a closed port) journals its own "not stopped: why", after the drop's line: the group's last
+ * word is what the latest stop knew, should the session be killed now. Regression: only the
+ * stops a host answered were journaled. */
+Test(session, a_stop_before_a_trial_that_cannot_reach_a_dropped_group_journals_it_not_stopped)
+{
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
+        "\"type\": \"t\"}]}");
+    HostPoolOptions po = {.backoff_base_s = 60};
+    s->pool = hostpool_new(&po, &err); /* the session frees it */
+    cr_assert_not_null(s->pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    tune_procs_on_proc(&s->procs, 1, "m0", 4242, NULL);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4242, NULL);
+    Schedule *sch = fixture_schedule(c, 10);
+    sch->trial = 2;
+    sch->worker[0] = sch->ps[0] = 1;
+    char why[512] = "untouched";
+    n_lost_said = 0;
+    cr_assert_eq(tune_orphans_before_trial(s->pool, s->journal, &s->procs.lost, sch, keep_line,
+                                           NULL, why, sizeof why),
+                 0, "%s", why);
+    cr_assert_eq(s->procs.lost.n, 1, "kept for a later trial");
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s); /* killed: no end */
+    schedule_free(sch);
+    cluster_free(c);
+    char results[4][512];
+    int n = stop_results(path, 4242, results);
+    cr_assert_eq(n, 2, "the drop's line and the stop's: %d", n);
+    cr_assert(strncmp(results[0], "not stopped: its end was not seen (", 35) == 0, "%s",
+              results[0]);
+    cr_assert(strncmp(results[1], "not stopped: ", 13) == 0 && strcmp(results[1], results[0]),
+              "%s", results[1]);
+}
+
+/* The end's sweep (quiet: it says nothing of a group gone) journals a dropped connection's
+ * group that it finds gone: its last line said "not stopped" since the drop, and every later
+ * resume would look for it again. (A real sshd; a group id no process has.) */
+Test(session, a_dropped_group_found_gone_at_the_end_is_journaled_so_no_resume_looks_for_it,
+     .fini = lost_fini)
+{
+    sshd_fixture_start(&lost_sshd, "");
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        _exit(0);
+    }
+    setpgid(child, child);
+    waitpid(child, NULL, 0);
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    s->pool = sshd_fixture_pool(&lost_sshd, "m0"); /* the session frees it */
+    tune_procs_on_proc(&s->procs, 1, "m0", (long)child, NULL);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", (long)child, NULL);
+    n_lost_said = 0;
+    session_stop_leftovers(s, keep_line, NULL);
+    session_journal_end(s);
+    cr_assert_eq(n_lost_said, 0, "%s", lost_said[0]);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    char results[4][512];
+    int n = stop_results(path, (long)child, results);
+    cr_assert_eq(n, 2, "the drop's line and the sweep's: %d", n);
+    cr_assert_str_eq(results[1], "gone");
+}
+
 /* Before, the launchers' on_log was unset for every session: what a trial printed besides
  * the protocol was dropped, and a failed trial showed only its one-line reason. */
 Test(session, what_trials_print_besides_the_protocol_is_kept_beside_the_journal)
