@@ -19,19 +19,33 @@ void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgi
     orphans_add(&pl->seen, trial, machine, pgid, mark);
 }
 
-void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
-                             const char *mark)
+static void journal_stop_result(TuneJournal *tj, int trial, const char *machine, long pgid,
+                                const char *mark, const char *result)
 {
-    TuneProcs *pl = userdata;
-    orphans_add(&pl->lost, trial, machine, pgid, mark);
+    cJSON *ev = orphans_proc_json(trial, machine, pgid, mark);
+    cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
+    cJSON_AddStringToObject(ev, "result", result);
+    tune_journal_append(tj, ev);
 }
 
 static void journal_stop(TuneJournal *tj, const Orphan *o)
 {
-    cJSON *ev = orphans_proc_json(o->trial, o->machine, o->pgid, o->mark);
-    cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
-    cJSON_AddStringToObject(ev, "result", o->result);
-    tune_journal_append(tj, ev);
+    journal_stop_result(tj, o->trial, o->machine, o->pgid, o->mark, o->result);
+}
+
+void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
+                             const char *mark)
+{
+    TuneProcs *pl = userdata;
+    /* Journaled now, before its trial's outcome: a session killed before the stop before the
+     * next trial or its end's sweep left a finished trial's group that no resume looked at
+     * (a resume stops a finished trial's group only when its last stop line says "not
+     * stopped"). The stop that decides it writes the line after this one. Kept even out of
+     * memory for the list: the resume still finds it. */
+    journal_stop_result(pl->tj, trial, machine, pgid, mark,
+                        "not stopped: its end was not seen (its connection dropped, its command "
+                        "failed, or the stop of what it left went unanswered)");
+    orphans_add(&pl->lost, trial, machine, pgid, mark);
 }
 
 /* One stop under way (tune_orphans.h): the groups it owns, what to do with each result. */
@@ -170,8 +184,13 @@ static void sweep_end(TuneStop *st)
                 say_unchecked_host(st, i);
             continue;
         }
-        if (st->quiet && strcmp(o->result, "gone") == 0)
+        /* A group no stop saw end is journaled "not stopped" (tune_procs_on_proc_lost): its
+         * "gone" is written, or a resume would look for it again, but not said. */
+        if (st->quiet && strcmp(o->result, "gone") == 0) {
+            if (!o->seen_end)
+                journal_stop(st->tj, o);
             continue;
+        }
         /* A resume's sweep takes finished trials' groups too, that an earlier stop left
          * running: those are no interrupted trial's. */
         const char *what = o->finished && strcmp(st->what, "interrupted") == 0 ? "leftover of"
@@ -414,8 +433,9 @@ static int before_trial_end(TuneStop *st, char *why, size_t cap)
     for (size_t i = 0; i < st->here.n; i++) {
         const Orphan *o = &st->here.items[i];
         int stopped = strcmp(o->result, "stopped") == 0, gone = strcmp(o->result, "gone") == 0;
-        if (o->answered || stopped || gone)
-            journal_stop(st->tj, o);
+        /* Every result, those no answer decided too ("not stopped: why"): the group's last
+         * line is its state, should the session be killed before a later stop. */
+        journal_stop(st->tj, o);
         /* Kept: tried again before a later trial (a stopped or gone group needs nothing more). */
         int kept = stopped || gone || keep_for_later(st->lost, o, !o->answered) == 0;
         if (stopped && st->report) {

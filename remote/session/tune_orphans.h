@@ -20,8 +20,9 @@ typedef struct {
 /* LaunchConfig.on_proc with a TuneProcs as userdata: journals the group and keeps it. */
 void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid,
                         const char *mark);
-/* LaunchConfig.on_proc_lost with a TuneProcs as userdata: keeps it to stop before the next
- * trial on that machine. */
+/* LaunchConfig.on_proc_lost with a TuneProcs as userdata: journals it "not stopped" at once
+ * (a resume stops it should the session die before a later stop decides it) and keeps it to
+ * stop before the next trial on that machine. */
 void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
                              const char *mark);
 

@@ -7,11 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "remote/session/session.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/marked.h"
 #include "tests/support/ssh_hermetic.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
 
 #define LOOPBACK TUNEDECK_SOURCE_DIR "/examples/loopback-cluster.json"
@@ -782,6 +785,190 @@ static char *slurp(const char *path)
     fclose(f);
     text[len] = 0;
     return text;
+}
+
+/* Regression: a finished trial's group whose connection dropped was journaled "not stopped"
+ * only by the end-of-session sweep. A session killed before it (SIGKILL, a crash, the machine
+ * lost) left a journal where trial 1 had an outcome and its group no stop line, so a resume
+ * neither stopped nor checked it, and the worker it left held the port and GPU of the resumed
+ * trials. Now the drop is journaled at once, and the resume stops the group over SSH (a real
+ * sshd; the group is a marked daemon, as a trial's `setsid` worker is). */
+static Sshd lost_sshd;
+static pid_t lost_daemon;
+static Session *lost_session;
+static char lost_mark[GROUPSTOP_MARK_CHARS + 1];
+
+static void lost_fini(void)
+{
+    if (lost_daemon > 0) {
+        kill(lost_daemon, SIGKILL);
+        waitpid(lost_daemon, NULL, 0);
+    }
+    sshd_fixture_stop(&lost_sshd);
+    teardown();
+}
+
+/* As the per-host launcher does for trial 1: its group reported, then its connection dropped
+ * before its end was seen (LaunchConfig.on_proc, .on_proc_lost), before its outcome. */
+static void trial_1_drops(void *ud, TunerEvent ev, const TrialRecord *rec)
+{
+    (void)ud;
+    if (ev != TUNER_EVENT_STARTED || rec->suggestion.schedule->trial != 1)
+        return;
+    tune_procs_on_proc(&lost_session->procs, 1, "m0", (long)lost_daemon, lost_mark);
+    tune_procs_on_proc_lost(&lost_session->procs, 1, "m0", (long)lost_daemon, lost_mark);
+}
+
+Test(session, a_finished_trials_dropped_group_is_stopped_by_a_resume_after_a_kill,
+     .fini = lost_fini)
+{
+    Error err;
+    cr_assert_eq(orphans_mark_new(lost_mark, &err), 0, "%s", err.msg);
+    lost_daemon = marked_daemon(lost_mark, 0);
+    sshd_fixture_start(&lost_sshd, "");
+    SessionSpec spec = sim_spec(1);
+    spec.on_event = trial_1_drops;
+    lost_session = session_new(1, state_dir);
+    cr_assert_eq(session_open(lost_session, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(lost_session, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(lost_session->tuner, &err), 0, "%s", err.msg);
+    cr_assert_not_null(tuner_trial(lost_session->tuner, 0)->obs, "trial 1 has an outcome");
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tune_journal_path(lost_session->journal));
+    /* Killed: no end-of-session sweep, no `ended` line. */
+    session_free(lost_session);
+    lost_session = NULL;
+
+    Session *again = session_new(1, state_dir);
+    SessionSpec rs = {0};
+    cr_assert_eq(session_resume(again, path, &rs, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_open(again, &rs, &err), 0, "%s", err.msg);
+    again->pool = sshd_fixture_pool(&lost_sshd, "m0"); /* the session frees it */
+    tune_journal_set_quiet(again->journal, 1);
+    cr_assert_eq(session_journal_begin(again, &err), 0, "%s", err.msg);
+    n_lost_said = 0;
+    session_stop_interrupted(again, keep_line, NULL);
+    cr_assert_eq(n_lost_said, 1, "the resume said %d lines", n_lost_said);
+    char want[128];
+    snprintf(want, sizeof want, "leftover of trial 1: process group %ld on m0: stopped",
+             (long)lost_daemon);
+    cr_assert_str_eq(lost_said[0], want);
+    cr_assert_neq(ended_status(lost_daemon), -1, "the dropped group still runs");
+    lost_daemon = 0;
+    session_free(again);
+    /* The stop's line is the group's last word: a second resume has nothing to stop. */
+    const char *text = slurp(path);
+    const char *last = NULL;
+    for (const char *p = text; (p = strstr(p, "\"event\":\"remote_process_stop\"")); p++)
+        last = p;
+    cr_assert_not_null(last, "%s", text);
+    cr_assert_not_null(strstr(last, "\"result\":\"stopped\""), "%s", last);
+}
+
+/* The results of the journal's `remote_process_stop` lines for group `pgid`, in order (at most
+ * 4 kept); returns how many. */
+static int stop_results(const char *path, long pgid, char results[4][512])
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *ev = cJSON_Parse(line);
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ev, "event");
+        const cJSON *pg = cJSON_GetObjectItemCaseSensitive(ev, "pgid");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(ev, "result");
+        if (cJSON_IsString(kind) && strcmp(kind->valuestring, "remote_process_stop") == 0 &&
+            cJSON_IsNumber(pg) && (long)pg->valuedouble == pgid && cJSON_IsString(r)) {
+            if (n < 4)
+                snprintf(results[n], 512, "%s", r->valuestring);
+            n++;
+        }
+        cJSON_Delete(ev);
+    }
+    fclose(f);
+    return n;
+}
+
+/* A stop before a trial that could not reach a dropped connection's group (its host refuses:
+ * a closed port) journals its own "not stopped: why", after the drop's line: the group's last
+ * word is what the latest stop knew, should the session be killed now. Regression: only the
+ * stops a host answered were journaled. */
+Test(session, a_stop_before_a_trial_that_cannot_reach_a_dropped_group_journals_it_not_stopped)
+{
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
+        "\"type\": \"t\"}]}");
+    HostPoolOptions po = {.backoff_base_s = 60};
+    s->pool = hostpool_new(&po, &err); /* the session frees it */
+    cr_assert_not_null(s->pool, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    tune_procs_on_proc(&s->procs, 1, "m0", 4242, NULL);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4242, NULL);
+    Schedule *sch = fixture_schedule(c, 10);
+    sch->trial = 2;
+    sch->worker[0] = sch->ps[0] = 1;
+    char why[512] = "untouched";
+    n_lost_said = 0;
+    cr_assert_eq(tune_orphans_before_trial(s->pool, s->journal, &s->procs.lost, sch, keep_line,
+                                           NULL, why, sizeof why),
+                 0, "%s", why);
+    cr_assert_eq(s->procs.lost.n, 1, "kept for a later trial");
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s); /* killed: no end */
+    schedule_free(sch);
+    cluster_free(c);
+    char results[4][512];
+    int n = stop_results(path, 4242, results);
+    cr_assert_eq(n, 2, "the drop's line and the stop's: %d", n);
+    cr_assert(strncmp(results[0], "not stopped: its end was not seen (", 35) == 0, "%s",
+              results[0]);
+    cr_assert(strncmp(results[1], "not stopped: ", 13) == 0 && strcmp(results[1], results[0]),
+              "%s", results[1]);
+}
+
+/* The end's sweep (quiet: it says nothing of a group gone) journals a dropped connection's
+ * group that it finds gone: its last line said "not stopped" since the drop, and every later
+ * resume would look for it again. (A real sshd; a group id no process has.) */
+Test(session, a_dropped_group_found_gone_at_the_end_is_journaled_so_no_resume_looks_for_it,
+     .fini = lost_fini)
+{
+    sshd_fixture_start(&lost_sshd, "");
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        _exit(0);
+    }
+    setpgid(child, child);
+    waitpid(child, NULL, 0);
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    s->pool = sshd_fixture_pool(&lost_sshd, "m0"); /* the session frees it */
+    tune_procs_on_proc(&s->procs, 1, "m0", (long)child, NULL);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", (long)child, NULL);
+    n_lost_said = 0;
+    session_stop_leftovers(s, keep_line, NULL);
+    session_journal_end(s);
+    cr_assert_eq(n_lost_said, 0, "%s", lost_said[0]);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    char results[4][512];
+    int n = stop_results(path, (long)child, results);
+    cr_assert_eq(n, 2, "the drop's line and the sweep's: %d", n);
+    cr_assert_str_eq(results[1], "gone");
 }
 
 /* Before, the launchers' on_log was unset for every session: what a trial printed besides
