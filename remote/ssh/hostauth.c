@@ -181,7 +181,7 @@ static int agent_connect_errno(const char *path)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)
-        return ENAMETOOLONG; /* libssh's connect fails the same way */
+        return ENAMETOOLONG; /* libssh connects to it cut to fit (socket.c): almost never a socket */
     memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
