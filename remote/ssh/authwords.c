@@ -15,8 +15,7 @@ void authwords_agent(const AuthAgent *a, char *out, size_t cap)
     if (agent_asked(a))
         snprintf(out, cap, "no agent key was accepted");
     else if (a->config_sock && strcmp(a->config_sock, "none") == 0)
-        snprintf(out, cap, "the agent is turned off (IdentityAgent none at %s)",
-                 a->config_where);
+        snprintf(out, cap, "the agent is turned off (IdentityAgent none at %s)", a->config_where);
     else if (a->config_sock)
         /* ssh reads the value SSH_AUTH_SOCK as that variable; libssh 0.10.6 does not */
         snprintf(out, cap, "no agent answers at %s (from IdentityAgent at %s): %s%s",

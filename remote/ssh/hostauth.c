@@ -181,7 +181,7 @@ static int agent_connect_errno(const char *path)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(path) >= sizeof addr.sun_path)
-        return ENAMETOOLONG; /* libssh connects to it cut to fit (socket.c): almost never a socket */
+        return ENAMETOOLONG; /* libssh connects to it cut to fit (socket.c): rarely a socket */
     memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -200,8 +200,7 @@ static int agent_connect_errno(const char *path)
  * gone since: a rare race that at worst names no agent where one was asked. */
 static void agent_now(const Host *h, AuthAgent *a)
 {
-    *a = (AuthAgent){.config_unknown = h->cfg.agent_unknown,
-                     .auth_sock = getenv("SSH_AUTH_SOCK")};
+    *a = (AuthAgent){.config_unknown = h->cfg.agent_unknown, .auth_sock = getenv("SSH_AUTH_SOCK")};
     if (h->cfg.agent.file[0]) {
         a->config_sock = h->cfg.agent.file;
         a->config_where = h->cfg.agent.where;

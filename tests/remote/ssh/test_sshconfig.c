@@ -548,8 +548,9 @@ Test(sshconfig, the_first_identity_agent_line_that_applies_names_the_socket_libs
     const struct passwd *pw = getpwuid(getuid());
     snprintf(want, sizeof want, "%s/agent.sock@6", pw->pw_dir); /* libssh's ~ */
     cr_assert_str_eq(got, want);
-    write_file("config", 0600, "Match exec true\n  IdentityAgent /x/agent\n"
-                               "Host *\n  IdentityAgent none\n");
+    write_file("config", 0600,
+               "Match exec true\n  IdentityAgent /x/agent\n"
+               "Host *\n  IdentityAgent none\n");
     agent_for("a", got, sizeof got);
     cr_assert_str_eq(got, "?", "under Match exec it may apply: which one is asked is not known");
     write_file("config", 0600, "Host *\n  IdentityAgent\n  IdentityAgent /x/later\n");
