@@ -6,13 +6,23 @@
 
 static int agent_asked(const AuthAgent *a)
 {
-    return a->config_agent || (a->auth_sock && a->auth_sock[0] && a->connect_errno == 0);
+    const char *sock = a->config_sock ? a->config_sock : a->auth_sock;
+    return a->config_unknown || (sock && sock[0] && a->connect_errno == 0);
 }
 
 void authwords_agent(const AuthAgent *a, char *out, size_t cap)
 {
     if (agent_asked(a))
         snprintf(out, cap, "no agent key was accepted");
+    else if (a->config_sock && strcmp(a->config_sock, "none") == 0)
+        snprintf(out, cap, "the agent is turned off (IdentityAgent none at %s)", a->config_where);
+    else if (a->config_sock)
+        /* ssh reads the value SSH_AUTH_SOCK as that variable; libssh 0.10.6 does not */
+        snprintf(out, cap, "no agent answers at %s (from IdentityAgent at %s): %s%s",
+                 a->config_sock, a->config_where, strerror(a->connect_errno),
+                 strcmp(a->config_sock, "SSH_AUTH_SOCK") == 0
+                     ? " (libssh reads it as a file name, not as the variable)"
+                     : "");
     else if (!a->auth_sock || !a->auth_sock[0])
         snprintf(out, cap, "no agent is running (SSH_AUTH_SOCK %s)",
                  a->auth_sock ? "empty" : "unset");

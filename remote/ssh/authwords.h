@@ -7,17 +7,22 @@
 
 /* The agent libssh 0.10.6 asked for keys (agent.c: the ssh config's IdentityAgent socket,
  * else $SSH_AUTH_SOCK's, connected at the first ask; none when that is unset or empty, or the
- * connect fails). */
+ * connect fails). libssh reads every IdentityAgent value as a socket path: "none" turns the
+ * agent off only because no socket is named so (a connect to ./none that fails). */
 typedef struct {
-    int config_agent;      /* an IdentityAgent line may apply: its socket is the one asked,
-                            * which tunedeck does not look at (the agent counts as asked) */
-    const char *auth_sock; /* $SSH_AUTH_SOCK, NULL when unset */
-    int connect_errno;     /* the connect to auth_sock: 0 when it took one, else why not */
+    int config_unknown;       /* an IdentityAgent line under Match exec may apply: the socket
+                               * asked is not known (the agent counts as asked) */
+    const char *config_sock;  /* the IdentityAgent socket asked instead of auth_sock, NULL none */
+    const char *config_where; /* its config:line */
+    const char *auth_sock;    /* $SSH_AUTH_SOCK, NULL when unset */
+    int connect_errno;        /* the connect to the socket asked: 0 when it took one, else why
+                               * not */
 } AuthAgent;
 
 /* The agent's part alone: "no agent key was accepted" when one was asked; else why none
  * was: "no agent is running (SSH_AUTH_SOCK unset)" (or "empty"), "no agent answers at
- * SSH_AUTH_SOCK (PATH: WHY)". */
+ * SSH_AUTH_SOCK (PATH: WHY)", "the agent is turned off (IdentityAgent none at CONFIG:LINE)",
+ * "no agent answers at PATH (from IdentityAgent at CONFIG:LINE): WHY". */
 void authwords_agent(const AuthAgent *a, char *out, size_t cap);
 
 /* The agent and the key files together: "no agent key or identity file was accepted" when an

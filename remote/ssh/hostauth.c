@@ -174,32 +174,40 @@ static void unreadable_keys(const Host *h, char *out, size_t cap)
     }
 }
 
-/* The agent as libssh found it (authwords.h): $SSH_AUTH_SOCK, and whether its socket takes a
- * connection now, as libssh's connect at the first ask did (a listener with a full backlog is
- * there: taken as answering). Asked after the login failed, so the agent may have gone since:
- * a rare race that at worst names no agent where one was asked. */
-static void agent_now(const Host *h, AuthAgent *a)
+/* Why a connect to the agent socket `path` fails now, 0 when it takes one, as libssh's
+ * connect at the first ask did (a listener with a full backlog is there: taken as
+ * answering). */
+static int agent_connect_errno(const char *path)
 {
-    a->config_agent = h->cfg.identity_agent;
-    a->auth_sock = getenv("SSH_AUTH_SOCK");
-    a->connect_errno = 0;
-    if (a->config_agent || !a->auth_sock || !a->auth_sock[0])
-        return;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(a->auth_sock) >= sizeof addr.sun_path) {
-        a->connect_errno = ENAMETOOLONG; /* libssh's connect fails the same way */
-        return;
-    }
-    memcpy(addr.sun_path, a->auth_sock, strlen(a->auth_sock) + 1);
+    if (strlen(path) >= sizeof addr.sun_path)
+        return ENAMETOOLONG; /* libssh connects to it cut to fit (socket.c): rarely a socket */
+    memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        a->connect_errno = errno;
-        return;
-    }
+    if (fd < 0)
+        return errno;
+    int why = 0;
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno != EAGAIN &&
         errno != EINPROGRESS)
-        a->connect_errno = errno;
+        why = errno;
     close(fd);
+    return why;
+}
+
+/* The agent as libssh found it (authwords.h): the ssh config's IdentityAgent socket, else
+ * $SSH_AUTH_SOCK's, and whether it takes a connection now (a relative one, "none" too, from
+ * the working directory, as libssh's). Asked after the login failed, so the agent may have
+ * gone since: a rare race that at worst names no agent where one was asked. */
+static void agent_now(const Host *h, AuthAgent *a)
+{
+    *a = (AuthAgent){.config_unknown = h->cfg.agent_unknown, .auth_sock = getenv("SSH_AUTH_SOCK")};
+    if (h->cfg.agent.file[0]) {
+        a->config_sock = h->cfg.agent.file;
+        a->config_where = h->cfg.agent.where;
+    }
+    const char *sock = a->config_sock ? a->config_sock : a->auth_sock;
+    if (!a->config_unknown && sock && sock[0])
+        a->connect_errno = agent_connect_errno(sock);
 }
 
 void host_auth_step(HostPool *p, Host *h, int64_t now_ms)

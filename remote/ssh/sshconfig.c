@@ -242,6 +242,30 @@ static int known_line(Walk *w, const char *const *words, size_t n, int *final,
     return 0;
 }
 
+/* An IdentityAgent line that applies to the host (sshconfig.h): libssh takes the first one's
+ * value as a socket path, ~ expanded (ssh_options_set: an empty value, or one whose ~user is
+ * unknown, leaves none, and $SSH_AUTH_SOCK is asked). */
+static void agent_line(Walk *w, const char *arg, const char *where)
+{
+    SshconfigHostFiles *out = w->out;
+    if (out->agent_final)
+        return;
+    out->agent_final = 1;
+    if (w->applies == SSHMATCH_MAYBE) {
+        out->agent_unknown = 1;
+        return;
+    }
+    if (!arg || !arg[0])
+        return;
+    if (sshpath_tilde(arg, NULL, out->agent.file, sizeof out->agent.file) < 0) {
+        out->agent.file[0] = 0;
+        /* an unknown ~user leaves none; a value too long to keep here is still asked */
+        out->agent_unknown = strlen(arg) >= sizeof out->agent.file - 1;
+        return;
+    }
+    snprintf(out->agent.where, sizeof out->agent.where, "%s", where);
+}
+
 /* The user a HostName value sets, into user ("" none). libssh 0.10.6 expands the value
  * (ssh_path_expand_escape, with the host and user it holds at that line; the raw value when
  * that fails) and hands it to SSH_OPTIONS_HOST, which reads `user@host` as a user and a host
@@ -365,8 +389,8 @@ static int check_lines(Walk *w, FILE *f, const char *path, int depth, Error *err
             continue;
         }
         if (strcasecmp(keyword, "identityagent") == 0) {
-            if (w->host && w->applies != SSHMATCH_NO && arg)
-                w->out->identity_agent = 1;
+            if (w->host && w->applies != SSHMATCH_NO)
+                agent_line(w, arg, at);
             continue;
         }
         if (strcasecmp(keyword, "hashknownhosts") == 0) {

@@ -53,10 +53,15 @@ typedef struct {
      * name hashed, as ssh would write it. ssh takes the first value that applies; a Match
      * exec block's "yes" counts too (hashing never changes which keys match). */
     int hash_known_hosts, hash_known_final;
-    /* An IdentityAgent line may apply to this host (a Match exec one too): libssh 0.10.6 then
-     * asks that socket for keys, not $SSH_AUTH_SOCK's, so a failed login cannot say from the
-     * environment alone whether an agent was asked (authwords.h). */
-    int identity_agent;
+    /* The socket libssh 0.10.6 asks for keys instead of $SSH_AUTH_SOCK's (authwords.h): the
+     * first IdentityAgent line that applies (config.c's `seen`: later ones are skipped, in
+     * the global file too), its value with ~ expanded as ssh_path_expand_tilde does and nothing
+     * else ("none" and "SSH_AUTH_SOCK" are file names to libssh, in its working directory), and
+     * "config:line". agent.file is "" when no line applies, or the first one has no value or
+     * one libssh cannot expand (it asks $SSH_AUTH_SOCK's then), or when agent_unknown: the
+     * first line that may apply is under Match exec, so which socket was asked is not known. */
+    SshconfigFile agent;
+    int agent_unknown, agent_final;
 } SshconfigHostFiles;
 
 void sshconfig_host_files_free(SshconfigHostFiles *f);

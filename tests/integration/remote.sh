@@ -389,11 +389,29 @@ AGENT_PID=$!
 n=0
 until [ -S "$T/agent.sock" ] || [ $n -ge 100 ]; do sleep 0.05; n=$((n + 1)); done
 SSH_AUTH_SOCK="$T/agent.sock" "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk3" 2>&1 || true
+# libssh asks the ssh config's IdentityAgent socket instead: "none" (a file name to libssh,
+# not there) asks no agent, and a path is probed as SSH_AUTH_SOCK is. Regression: any such
+# line counted as an agent asked, live agent in SSH_AUTH_SOCK or not.
+printf 'Host *\n    IdentityAgent none\n' > "$T/agent-none.config"
+printf 'Host *\n    IdentityAgent %s\n' "$T/no-agent.sock" > "$T/agent-dead.config"
+printf 'Host *\n    IdentityAgent %s\n' "$T/agent.sock" > "$T/agent-live.config"
+SSH_AUTH_SOCK="$T/agent.sock" TUNEDECK_SSH_CONFIG="$T/agent-none.config" \
+    "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk4" 2>&1 || true
+SSH_AUTH_SOCK="$T/agent.sock" TUNEDECK_SSH_CONFIG="$T/agent-dead.config" \
+    "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk5" 2>&1 || true
+SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-live.config" \
+    "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk6" 2>&1 || true
 kill "$AGENT_PID" 2>/dev/null
 wait "$AGENT_PID" 2>/dev/null
 AGENT_PID=
 check "with an agent that holds no key the host takes, the failure says no agent key was accepted" \
     grep -q "h1 ssh-failed: .*: no agent key was accepted, and the identity $T/missing_key" "$T/nk3"
+check "with IdentityAgent none, the failure says the agent is turned off there, not that its key was refused" \
+    grep -q "h1 ssh-failed: .*: the agent is turned off (IdentityAgent none at $T/agent-none.config:2), and the identity $T/missing_key" "$T/nk4"
+check "with an IdentityAgent socket that does not answer, the failure names it, the line and why" \
+    grep -q "h1 ssh-failed: .*: no agent answers at $T/no-agent.sock (from IdentityAgent at $T/agent-dead.config:2): No such file or directory, and the identity $T/missing_key" "$T/nk5"
+check "with an IdentityAgent socket that answers, the agent counts as asked whatever SSH_AUTH_SOCK says" \
+    grep -q "h1 ssh-failed: .*: no agent key was accepted, and the identity $T/missing_key" "$T/nk6"
 # The inventory's identity, loaded, is the only key offered: the agent is never asked.
 ssh-keygen -q -t ed25519 -N '' -f "$T/stranger_key"
 python3 - "$T/inv.json" "$T/inv-stranger.json" "$T/stranger_key" <<'EOF'

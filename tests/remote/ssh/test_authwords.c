@@ -34,12 +34,53 @@ Test(authwords, no_agent_says_so_with_why)
                           "no identity file was accepted");
 }
 
-/* The ssh config's IdentityAgent replaces SSH_AUTH_SOCK for libssh: an agent may have been
- * asked whatever the environment says. */
-Test(authwords, an_identity_agent_line_counts_as_an_agent_asked)
+/* The ssh config's IdentityAgent replaces SSH_AUTH_SOCK for libssh: under Match exec it may
+ * apply, so an agent may have been asked whatever the environment says. */
+Test(authwords, an_identity_agent_line_that_may_apply_counts_as_an_agent_asked)
 {
-    AuthAgent a = {.config_agent = 1};
+    AuthAgent a = {.config_unknown = 1};
     char out[700];
     authwords_none_accepted(&a, out, sizeof out);
     cr_assert_str_eq(out, "no agent key or identity file was accepted");
+}
+
+/* Regression: `IdentityAgent none` counted as an agent asked ("no agent key was accepted"),
+ * though libssh asks none (it connects to a socket named none, which is not there). */
+Test(authwords, identity_agent_none_says_the_agent_is_turned_off_and_where)
+{
+    AuthAgent a = {.config_sock = "none",
+                   .config_where = "/home/u/.ssh/config:7",
+                   .auth_sock = "/tmp/ssh-x/agent.1",
+                   .connect_errno = ENOENT};
+    char out[700];
+    authwords_none_accepted(&a, out, sizeof out);
+    cr_assert_str_eq(out, "the agent is turned off (IdentityAgent none at /home/u/.ssh/config:7) "
+                          "and no identity file was accepted");
+    authwords_agent(&a, out, sizeof out);
+    cr_assert_str_eq(out, "the agent is turned off (IdentityAgent none at /home/u/.ssh/config:7)");
+}
+
+/* Regression: an IdentityAgent socket nothing listens on counted as an agent asked; its
+ * connect is what counts, not SSH_AUTH_SOCK's. */
+Test(authwords, an_identity_agent_socket_that_does_not_answer_is_named_with_why)
+{
+    AuthAgent dead = {.config_sock = "/run/u/agent",
+                      .config_where = "/etc/ssh/ssh_config:3",
+                      .connect_errno = ECONNREFUSED},
+              value = {.config_sock = "SSH_AUTH_SOCK",
+                       .config_where = "cfg:2",
+                       .auth_sock = "/tmp/ssh-x/agent.1",
+                       .connect_errno = ENOENT},
+              live = {.config_sock = "/run/u/agent", .config_where = "cfg:2"};
+    char out[700];
+    authwords_none_accepted(&dead, out, sizeof out);
+    cr_assert_str_eq(out, "no agent answers at /run/u/agent (from IdentityAgent at "
+                          "/etc/ssh/ssh_config:3): Connection refused and no identity file was "
+                          "accepted");
+    authwords_agent(&value, out, sizeof out);
+    cr_assert_str_eq(out, "no agent answers at SSH_AUTH_SOCK (from IdentityAgent at cfg:2): No "
+                          "such file or directory (libssh reads it as a file name, not as the "
+                          "variable)");
+    authwords_none_accepted(&live, out, sizeof out);
+    cr_assert_str_eq(out, "no agent key or identity file was accepted", "SSH_AUTH_SOCK unset");
 }

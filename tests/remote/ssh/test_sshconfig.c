@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,24 +513,50 @@ Test(sshconfig, hash_known_hosts_is_the_first_value_that_applies)
     cr_assert_eq(hashes_for("a"), 1, "key=value, before any Host line");
 }
 
-static int agent_named_for(const char *alias)
+/* The IdentityAgent socket the config names for `alias`, "socket@line" ("" none; "?" when
+ * which one libssh asks is not known). */
+static void agent_for(const char *alias, char *out, size_t cap)
 {
     SshconfigHostFiles files = files_for(alias);
-    int named = files.identity_agent;
+    const char *at = strrchr(files.agent.where, ':');
+    if (files.agent_unknown)
+        snprintf(out, cap, "?");
+    else if (files.agent.file[0])
+        snprintf(out, cap, "%s@%s", files.agent.file, at ? at + 1 : "");
+    else
+        out[0] = 0;
     sshconfig_host_files_free(&files);
-    return named;
 }
 
-/* IdentityAgent replaces SSH_AUTH_SOCK for libssh: a failed login then cannot tell from the
- * environment whether an agent was asked (authwords.h), so a line that may apply is noted. */
-Test(sshconfig, an_identity_agent_line_that_may_apply_to_the_host_is_noted)
+/* IdentityAgent replaces SSH_AUTH_SOCK for libssh: a failed login names that socket, so the
+ * one libssh asks is kept. Regression: any line that might apply was only noted, and a
+ * failed login said "no agent key was accepted" even for `IdentityAgent none`, which asks no
+ * agent, or a socket nothing listens on. */
+Test(sshconfig, the_first_identity_agent_line_that_applies_names_the_socket_libssh_asks)
 {
+    char got[1200], want[1200];
     make_ssh_dir();
-    write_file("config", 0600, "Host other\n  IdentityAgent /x/agent\n");
-    cr_assert_eq(agent_named_for("a"), 0, "another host's line");
-    cr_assert_eq(agent_named_for("other"), 1);
-    write_file("config", 0600, "Match exec true\n  IdentityAgent /x/agent\n");
-    cr_assert_eq(agent_named_for("a"), 1, "under Match exec it may apply");
+    write_file("config", 0600,
+               "Host other\n  IdentityAgent /x/other\n"
+               "Host a\n  IdentityAgent none\n"
+               "Host *\n  IdentityAgent ~/agent.sock\n  IdentityAgent /x/later\n");
+    agent_for("a", got, sizeof got);
+    cr_assert_str_eq(got, "none@4", "libssh keeps the first value: none is a file name to it");
+    agent_for("other", got, sizeof got);
+    cr_assert_str_eq(got, "/x/other@2");
+    agent_for("c", got, sizeof got);
+    const struct passwd *pw = getpwuid(getuid());
+    snprintf(want, sizeof want, "%s/agent.sock@6", pw->pw_dir); /* libssh's ~ */
+    cr_assert_str_eq(got, want);
+    write_file("config", 0600,
+               "Match exec true\n  IdentityAgent /x/agent\n"
+               "Host *\n  IdentityAgent none\n");
+    agent_for("a", got, sizeof got);
+    cr_assert_str_eq(got, "?", "under Match exec it may apply: which one is asked is not known");
+    write_file("config", 0600, "Host *\n  IdentityAgent\n  IdentityAgent /x/later\n");
+    agent_for("a", got, sizeof got);
+    cr_assert_str_eq(got, "", "an empty first line leaves SSH_AUTH_SOCK's (libssh's `seen`)");
     write_file("config", 0600, "Host *\n  ForwardAgent no\n");
-    cr_assert_eq(agent_named_for("a"), 0);
+    agent_for("a", got, sizeof got);
+    cr_assert_str_eq(got, "");
 }
