@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/base/termsafe.h"
+#include "core/base/utf8.h"
 #include "remote/launch/rankcause.h"
 #include "remote/launch/rankfan.h"
 
@@ -92,13 +93,26 @@ static void note_slurm_end(SrunWords *r, const char *line)
         /* No task started on a node (its address, its credential): srun's last line is a bare
          * "srun: Job step aborted". This one names the node and why; an address srun could
          * not resolve is said with it (an IPv6 NodeAddr without EnableIPv6: docs/slurm.md). */
-        int len = snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %s", line + 13);
-        if (r->unresolved[0] && len > 0 && (size_t)len < sizeof r->slurm_reason)
-            snprintf(r->slurm_reason + len, sizeof r->slurm_reason - (size_t)len,
-                     " (srun could not resolve the node's address \"%s\"%s)", r->unresolved,
+        char hint[sizeof r->unresolved + 120] = "";
+        if (r->unresolved[0])
+            snprintf(hint, sizeof hint, " (srun could not resolve the node's address \"%s\"%s)",
+                     r->unresolved,
                      strchr(r->unresolved, ':')
                          ? ": an IPv6 NodeAddr needs CommunicationParameters=EnableIPv6"
                          : "");
+        /* the hint is what to do: kept whole, srun's words cut before it (at a space) when
+         * long node names and addresses leave no room for both */
+        const char *what = line + 13;
+        size_t room = sizeof r->slurm_reason - strlen("slurm: ") - strlen(hint) - 1;
+        size_t len = strlen(what);
+        if (len > room) {
+            len = room;
+            while (len > 0 && what[len] != ' ')
+                len--;
+            if (len == 0)
+                len = utf8_valid_len(what, room);
+        }
+        snprintf(r->slurm_reason, sizeof r->slurm_reason, "slurm: %.*s%s", (int)len, what, hint);
     } else if (strstr(line, "Unable to contact slurm controller")) {
         /* srun gives up after ~9 s; its later lines ("Check SLURM_JOB_ID...") say less */
         const char *what = strncmp(line, "srun: error: ", 13) == 0 ? line + 13 : line;

@@ -330,6 +330,30 @@ Test(launch_slurm, a_node_whose_address_srun_cannot_resolve_is_named_with_it)
     observation_free(o);
 }
 
+/* Long job and node names and a full IPv6 address leave no room for both srun's line and the
+ * hint: the hint, what to do, stays whole, and srun's words are cut before it at a space. */
+Test(launch_slurm, a_long_task_launch_failure_keeps_the_address_hint_whole)
+{
+    Observation *o = failed_trial(
+        "'srun: error: slurm_set_addr: Unable to resolve "
+        "\"fd00:1234:5678:9abc:def0:1234:5678:9abc\"' 'srun: error: Task launch for "
+        "StepId=1234567.0 failed on node gpu-node-0017-rack-42.hpc.example.org: Can'\\''t find "
+        "an address, check slurm.conf' 'srun: Job step aborted'",
+        244);
+    cr_assert_eq(o->status, TRIAL_FAILED);
+    const char *hint = " (srun could not resolve the node's address "
+                       "\"fd00:1234:5678:9abc:def0:1234:5678:9abc\": an IPv6 NodeAddr needs "
+                       "CommunicationParameters=EnableIPv6)";
+    size_t len = strlen(o->reason), hlen = strlen(hint);
+    cr_assert(len > hlen && strcmp(o->reason + len - hlen, hint) == 0, "%s", o->reason);
+    cr_assert(strncmp(o->reason, "slurm: Task launch for StepId=1234567.0 failed on node ", 55) ==
+                  0,
+              "%s", o->reason);
+    cr_assert(o->reason[len - hlen - 1] != ' ', "cut at a space, the space dropped: %s",
+              o->reason);
+    observation_free(o);
+}
+
 /* srun cancels the step's other tasks when one fails (--kill-on-bad-exit): Slurm's
  * "CANCELLED" line is kept beside srun's, and the failed task's own words are not lost. */
 Test(launch_slurm, a_step_srun_cancelled_keeps_the_tasks_words)
