@@ -233,8 +233,16 @@ static int sched_command(App *a, const char *word, const char *arg)
 
 int command_run(App *a, const char *line)
 {
-    char word[32] = "", arg[96] = "";
-    sscanf(line, " %31s %95[^\n]", word, arg);
+    /* arg holds a whole input line: one cut short would drop a word typed past its end
+     * (":budget 60", 90 spaces, "x" was read as ":budget 60"), where such a word is refused. */
+    char word[32] = "", arg[128] = "";
+    _Static_assert(sizeof arg >= sizeof a->input, "arg holds a whole input line");
+    if (strlen(line) >= sizeof arg) {
+        app_message(a, 1, "command too long: expected at most %zu characters, found %zu",
+                    sizeof arg - 1, strlen(line));
+        return -1;
+    }
+    sscanf(line, " %31s %127[^\n]", word, arg);
     for (size_t n = strlen(arg); n > 0 && arg[n - 1] == ' '; n--)
         arg[n - 1] = 0;
     if (!word[0])
@@ -259,6 +267,8 @@ int command_run(App *a, const char *line)
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
+        /* said where the operator looks, as every other command's outcome is */
+        app_message(a, 0, "budget set to %ld trials (%zu run so far)", n, done);
     } else if (strcmp(word, "unqueue") == 0) {
         long n;
         if (decimal_long(arg, 1, INT_MAX, &n) < 0) {

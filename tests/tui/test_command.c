@@ -152,6 +152,35 @@ Test(command, an_unknown_command_says_what_is_expected_in_two_rows_at_80_columns
     }
 }
 
+/* Regression: ":budget N" set the budget and said so only in the log pane; the status line,
+ * where every other command's outcome shows, stayed blank. */
+Test(command, budget_says_on_the_status_line_what_it_set)
+{
+    cr_assert_eq(command_run(a, "budget 10"), 0, "%s", a->message);
+    cr_assert_eq(tuner_budget(a->tuner), 10);
+    cr_assert_not(a->message_bad);
+    cr_assert_str_eq(a->message, "budget set to 10 trials (0 run so far)");
+}
+
+/* Regression: the argument was read into 96 bytes, so a word typed past them was dropped and
+ * ":budget 60", 90 spaces, "x" set the budget to 60 where "60 ... x" must be refused. */
+Test(command, a_word_typed_far_after_the_argument_is_refused_not_dropped)
+{
+    char line[128];
+    snprintf(line, sizeof line, "budget 60%90sx", "");
+    cr_assert_eq(strlen(line), 100);
+    cr_assert_eq(command_run(a, line), -1, "%s", a->message);
+    cr_assert(a->message_bad);
+    cr_assert(strstr(a->message, ":budget: expected a number"), "%s", a->message);
+    cr_assert_eq(tuner_budget(a->tuner), 3, "the budget changed");
+
+    char longer[200];
+    snprintf(longer, sizeof longer, "filter %150sx", "");
+    cr_assert_eq(command_run(a, longer), -1);
+    cr_assert(strstr(a->message, "command too long: expected at most 127 characters"), "%s",
+              a->message);
+}
+
 /* The scheduler's overrides on the console's simulated cluster (16 nodes, 40 arrivals), at
  * simulated second 0 unless a test advances it. */
 static App *sa;
