@@ -1062,3 +1062,53 @@ Test(views, decisions_pane_says_jobs_wait_for_gpus_when_they_arrived)
     cr_assert(!strstr(text, "first arrival"), "%s", text);
     free(text);
 }
+
+/* Regression: a job stalled to start (its first allocation, from 0 GPUs) showed the state
+ * "resize" beside its note "starting on 4", though it had never run; it says "start", and a
+ * job stalled by a real resize still says "resize". */
+Test(views, a_job_starting_says_start_and_one_resizing_says_resize)
+{
+    SimSchedOptions o;
+    simsched_defaults(&o);
+    o.tick_ms = 0;
+    o.catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR;
+    Error err;
+    SimSched *ss = simsched_new(&o, &err);
+    cr_assert_not_null(ss, "%s", err.msg);
+    SchedState *st = simsched_state_mut(ss);
+    int seen_start = 0, seen_resize = 0;
+    for (int t = 0; t < 7200 && !(seen_start && seen_resize); t += 10) {
+        cr_assert_geq(sched_advance(st, 10, &err), 0, "%s", err.msg);
+        ClusterSnapshot snap;
+        memset(&snap, 0, sizeof snap);
+        simsched_snapshot(ss, &snap);
+        for (size_t j = 0; j < snap.n_jobs; j++) {
+            const JobRow *r = &snap.jobs[j];
+            int starting = strncmp(r->note, "starting on", 11) == 0;
+            int resizing = strncmp(r->note, "resize ", 7) == 0;
+            if (!starting && !resizing)
+                continue;
+            /* that job alone in the list, drawn at 100 x 30 */
+            ClusterSnapshot one = snap;
+            one.jobs = &snap.jobs[j];
+            one.n_jobs = 1;
+            Layout l;
+            layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+            erase();
+            view_cluster_draw(&one, &l, 0, 0);
+            char *text = fixture_screen_text();
+            char want[128];
+            snprintf(want, sizeof want, "%-12s %3d  %-7s ", r->name, r->gpus,
+                     starting ? "start" : "resize");
+            cr_assert(strstr(text, want), "t=%ds: '%s' (note '%s') not in:\n%s", t, want,
+                      r->note, text);
+            free(text);
+            seen_start |= starting;
+            seen_resize |= resizing;
+        }
+        free(snap.grid);
+        free(snap.jobs);
+    }
+    simsched_free(ss);
+    cr_assert(seen_start && seen_resize, "no job started or resized within two hours");
+}
