@@ -125,7 +125,20 @@ void view_trials_draw(const App *a, Rect box)
     if (best) {
         char v[24];
         draw_seconds(v, sizeof v, best->obs->time_s);
-        snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial, v);
+        len += snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial,
+                        v);
+    }
+    /* the rows inside the borders, under the column heads: the trials' page, then the
+     * selected trial's note and the queued overrides under it */
+    int queued = queue_lines(a, box.h - 3);
+    int detail = detail_lines(a, box.w - 2, box.h - 3 - queued);
+    int rows = box.h - 3 - queued - detail;
+    /* A table longer than its page says which rows show, as the job list does: sorted or
+     * paged, rows above or below are otherwise not known to be there. */
+    if (rows > 0 && a->table.n_shown > (size_t)rows) {
+        size_t last = a->scroll + (size_t)rows;
+        snprintf(title + len, sizeof title - (size_t)len, "  rows %zu-%zu of %zu", a->scroll + 1,
+                 last < a->table.n_shown ? last : a->table.n_shown, a->table.n_shown);
     }
     Rect r = draw_box(box, title, !a->editor);
     if (r.h < 1)
@@ -140,9 +153,6 @@ void view_trials_draw(const App *a, Rect box)
         col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
     }
     draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
-    int queued = queue_lines(a, r.h - 1);
-    int detail = detail_lines(a, r.w, r.h - 1 - queued);
-    int rows = r.h - 1 - queued - detail;
     /* the queued rows' predictions share the columns: they join the fit, or an override
      * predicted at 1500 s beside trials of 8 ms printed 1500.0000, a column too wide */
     double queued_s[OVERRIDEQUEUE_MAX];

@@ -1112,3 +1112,79 @@ Test(views, a_job_starting_says_start_and_one_resizing_says_resize)
     simsched_free(ss);
     cr_assert(seen_start && seen_resize, "no job started or resized within two hours");
 }
+
+/* Regression: the trial table's title gave no hint of rows off its page (the job list's says
+ * "11-20/60"): paged or sorted, 20 trials showed as 11 with nothing saying 9 more were above.
+ * It says which rows show when not all do, and nothing when all do. */
+Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TunerConfig cfg = {.cluster = c,
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 20,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    enum { N = 20 };
+    TrialRecord recs[N];
+    const TrialRecord *ptr[N];
+    memset(recs, 0, sizeof recs);
+    for (int i = 0; i < N; i++) {
+        recs[i].trial = i + 1;
+        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
+        recs[i].obs = observation_new(recs[i].suggestion.schedule);
+        recs[i].obs->status = TRIAL_OK;
+        recs[i].obs->time_s = 10 + i;
+        ptr[i] = &recs[i];
+    }
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0; /* the table alone: the other panes need a run */
+    int rows = a->layout.rect[PANE_TRIALS].h - 3;
+    cr_assert(rows > 2 && rows < N, "%d rows", rows);
+    char want[64];
+
+    trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
+    a->sel = N - 1; /* the last page */
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    snprintf(want, sizeof want, "  rows %d-%d of %d ", N - rows + 1, N, N);
+    cr_assert(strstr(text, want), "'%s' not in:\n%s", want, text);
+    free(text);
+
+    a->sel = 0; /* the first page */
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    snprintf(want, sizeof want, "  rows 1-%d of %d ", rows, N);
+    cr_assert(strstr(text, want), "'%s' not in:\n%s", want, text);
+    free(text);
+
+    trials_free(&a->table);
+    trials_build(&a->table, ptr, (size_t)rows, TRIAL_COL_NUMBER, 0, ""); /* all fit */
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    cr_assert(strstr(text, "Trials ") && !strstr(text, "  rows "), "%s", text);
+    free(text);
+
+    for (int i = 0; i < N; i++) {
+        observation_free(recs[i].obs);
+        schedule_free(recs[i].suggestion.schedule);
+    }
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
+}
