@@ -302,7 +302,15 @@ int command_run(App *a, const char *line)
                     "than the model's error, expecting < %g%% gain)",
                     on ? "on" : "off", TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
     } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
-        app_ask_pause(a, word[0] == 'p');
+        int pause = word[0] == 'p';
+        /* one that would change nothing is refused saying so, as :pause JOB's is: it logged
+         * "resumed" again while tuning ran */
+        if (app_pausable(a) && a->user_paused == pause) {
+            app_message(a, 1, ":%s: %s (nothing done)", word,
+                        pause ? "already paused" : "not paused");
+            return -1;
+        }
+        app_ask_pause(a, pause);
     } else if (a->slurm && (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0 ||
                             (strcmp(word, "resume") == 0 && !is_sched_job(a, arg)))) {
         return slurm_node_command(a, word, arg);

@@ -181,6 +181,29 @@ Test(command, a_word_typed_far_after_the_argument_is_refused_not_dropped)
               a->message);
 }
 
+/* Regression: ":resume" while tuning ran, or ":pause" while paused, changed nothing but
+ * logged "resumed" or "paused" again and said nothing on the status line; like ":pause JOB" of
+ * a paused job it is refused saying so. */
+Test(command, pause_or_resume_that_changes_nothing_is_refused)
+{
+    cr_assert_eq(command_run(a, "resume"), -1);
+    cr_assert(a->message_bad);
+    cr_assert_str_eq(a->message, ":resume: not paused (nothing done)");
+    cr_assert_not(a->user_paused);
+
+    a->message[0] = 0;
+    a->message_bad = 0;
+    cr_assert_eq(command_run(a, "pause"), 0, "%s", a->message);
+    cr_assert(a->user_paused);
+    cr_assert_eq(command_run(a, "pause"), -1);
+    cr_assert(a->message_bad);
+    cr_assert_str_eq(a->message, ":pause: already paused (nothing done)");
+    cr_assert(a->user_paused);
+    a->message_bad = 0;
+    cr_assert_eq(command_run(a, "resume"), 0, "%s", a->message);
+    cr_assert_not(a->user_paused);
+}
+
 /* The scheduler's overrides on the console's simulated cluster (16 nodes, 40 arrivals), at
  * simulated second 0 unless a test advances it. */
 static App *sa;
