@@ -267,8 +267,18 @@ int command_run(App *a, const char *line)
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
-        /* said where the operator looks, as every other command's outcome is */
-        app_message(a, 0, "budget set to %ld trials (%zu run so far)", n, done);
+        /* said where the operator looks, as every other command's outcome is, with the
+         * queued overrides a budget this short leaves without a trial */
+        size_t queued = tuner_overrides(a->tuner), past = 0;
+        for (size_t i = 0; i < queued; i++)
+            past += tuner_override_trial(a->tuner, i) > n;
+        if (past)
+            app_message(a, 0,
+                        "budget set to %ld trials (%zu run so far): %zu of the %zu queued "
+                        "overrides wait past it (:budget %d runs them)",
+                        n, done, past, queued, tuner_override_trial(a->tuner, queued - 1));
+        else
+            app_message(a, 0, "budget set to %ld trials (%zu run so far)", n, done);
     } else if (strcmp(word, "unqueue") == 0) {
         long n;
         if (decimal_long(arg, 1, INT_MAX, &n) < 0) {

@@ -162,6 +162,19 @@ Test(command, budget_says_on_the_status_line_what_it_set)
     cr_assert_str_eq(a->message, "budget set to 10 trials (0 run so far)");
 }
 
+/* Regression: ":budget N" below the trials the queued overrides will run as left them
+ * without a trial and said nothing of it (the session ended "done" with them queued). */
+Test(command, budget_below_the_queued_overrides_says_which_wait_past_it)
+{
+    queue_three(); /* trials 1-3 */
+    cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
+    cr_assert_not(a->message_bad);
+    cr_assert_str_eq(a->message, "budget set to 1 trials (0 run so far): 2 of the 3 queued "
+                                 "overrides wait past it (:budget 3 runs them)");
+    cr_assert_eq(command_run(a, "budget 3"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 3 trials (0 run so far)");
+}
+
 /* Regression: the argument was read into 96 bytes, so a word typed past them was dropped and
  * ":budget 60", 90 spaces, "x" set the budget to 60 where "60 ... x" must be refused. */
 Test(command, a_word_typed_far_after_the_argument_is_refused_not_dropped)
