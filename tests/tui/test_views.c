@@ -1188,3 +1188,73 @@ Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
     tuner_free(a->tuner);
     free(a);
 }
+
+/* Regression: the W/PS column was 5 wide, so on a cluster of 100 machines or more a row's
+ * "200/200" pushed its note 2-4 columns right of the header's "note" and of other rows' notes.
+ * The column is as wide as its widest row, and every note starts under "note". */
+Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
+{
+    Error err;
+    SimCluster *big = simcluster_new("G200:resnet50", &err);
+    cr_assert_not_null(big, "%s", err.msg);
+    TunerConfig cfg = {.cluster = simcluster_cluster(big),
+                       .job = simcluster_job(big),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 4,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = big, .seed = 3}};
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
+    size_t n = tuner_n_trials(a->tuner);
+    const TrialRecord *ptr[8];
+    cr_assert(n >= 2 && n <= 8, "%zu trials", n);
+    int wide = 0;
+    for (size_t i = 0; i < n; i++) {
+        ptr[i] = tuner_trial(a->tuner, i);
+        wide |= schedule_count_workers(ptr[i]->suggestion.schedule) >= 100;
+    }
+    cr_assert(wide, "no trial used 100 workers or more");
+    trials_build(&a->table, ptr, n, TRIAL_COL_NUMBER, 0, "");
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0;
+    a->sel = n - 1;
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    /* the header's "note", then each row's note ("probe: ...", "best", or none), in columns:
+     * every glyph here is one column and one byte but the borders' (3 bytes) */
+    int note_col = -1, rows = 0;
+    char header[512] = "";
+    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *h = strstr(line, "W/PS  note");
+        if (h) {
+            note_col = (int)(h - line) + 6;
+            snprintf(header, sizeof header, "%s", line);
+        }
+        const char *at = strstr(line, "probe:");
+        if (!at)
+            at = strstr(line, "  best");
+        if (at && strstr(line, "  ok  ") == NULL && strstr(line, "pruned") == NULL)
+            continue;
+        if (at && *at == ' ')
+            at += 2;
+        if (at && note_col >= 0) {
+            cr_assert_eq((int)(at - line), note_col, "a note off its column:\n%s\n%s", header, line);
+            rows++;
+        }
+    }
+    cr_assert(note_col >= 0 && rows >= 1, "no header or no note");
+    free(text);
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
+    simcluster_free(big);
+}
