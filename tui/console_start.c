@@ -51,8 +51,8 @@ App *console_app_new(const ConsoleOptions *o, Error *cerr, int *config_bad, Erro
         char names[256];
         theme_names(o->themes_dir, names, sizeof names);
         free(a);
-        error_set(err, "--theme '%s': %s (expected a theme name: %s, or a file's path)",
-                  o->theme, terr.msg, names);
+        error_set(err, "--theme '%s': %s (expected a theme name: %s, or a file's path)", o->theme,
+                  terr.msg, names);
         return NULL;
     }
     return a;

@@ -105,9 +105,8 @@ static void draw_queue(const App *a, int y, int x, int w, int lines, int decimal
         draw_seconds_fixed(pred, sizeof pred,
                            queuepred_mean_s(&a->queue_pred, tuner_override_id(a->tuner, (size_t)i)),
                            decimals);
-        row_lead(lead, sizeof lead, tuner_override_trial(a->tuner, (size_t)i), "queued", dash,
-                 dash, pred, "-", schedule_count_workers(s), schedule_count_ps(s),
-                 wps_width(&a->table));
+        row_lead(lead, sizeof lead, tuner_override_trial(a->tuner, (size_t)i), "queued", dash, dash,
+                 pred, "-", schedule_count_workers(s), schedule_count_ps(s), wps_width(&a->table));
         draw_textf(y + i, x, w, ROLE_WARN, "%soverride%s", lead, more);
     }
 }
@@ -136,8 +135,7 @@ void view_trials_draw(const App *a, Rect box)
     if (best) {
         char v[24];
         draw_seconds(v, sizeof v, best->obs->time_s);
-        len += snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial,
-                        v);
+        len += snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial, v);
     }
     /* the rows inside the borders, under the column heads: the trials' page, then the
      * selected trial's note and the queued overrides under it */
@@ -158,9 +156,9 @@ void view_trials_draw(const App *a, Rect box)
     for (int c = 0; c < TRIAL_COL_COUNT; c++) {
         char h[32];
         /* the headers :sort takes (trials.c): one table for both */
-        int cw = c == TRIAL_COL_WORKERS ? wps_width(&a->table) : trials_column_width((TrialColumn)c);
-        snprintf(h, sizeof h, "%*s%s ", cw,
-                 trials_column_header((TrialColumn)c),
+        int cw =
+            c == TRIAL_COL_WORKERS ? wps_width(&a->table) : trials_column_width((TrialColumn)c);
+        snprintf(h, sizeof h, "%*s%s ", cw, trials_column_header((TrialColumn)c),
                  (int)a->sort == c ? (a->sort_desc ? "v" : "^") : " ");
         col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
     }

@@ -1100,8 +1100,8 @@ Test(views, a_job_starting_says_start_and_one_resizing_says_resize)
             char want[128];
             snprintf(want, sizeof want, "%-12s %3d  %-7s ", r->name, r->gpus,
                      starting ? "start" : "resize");
-            cr_assert(strstr(text, want), "t=%ds: '%s' (note '%s') not in:\n%s", t, want,
-                      r->note, text);
+            cr_assert(strstr(text, want), "t=%ds: '%s' (note '%s') not in:\n%s", t, want, r->note,
+                      text);
             free(text);
             seen_start |= starting;
             seen_resize |= resizing;
@@ -1233,7 +1233,8 @@ Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
      * every glyph here is one column and one byte but the borders' (3 bytes) */
     int note_col = -1, rows = 0;
     char header[512] = "";
-    for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
         char *h = strstr(line, "W/PS  note");
         if (h) {
             note_col = (int)(h - line) + 6;
@@ -1247,7 +1248,8 @@ Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
         if (at && *at == ' ')
             at += 2;
         if (at && note_col >= 0) {
-            cr_assert_eq((int)(at - line), note_col, "a note off its column:\n%s\n%s", header, line);
+            cr_assert_eq((int)(at - line), note_col, "a note off its column:\n%s\n%s", header,
+                         line);
             rows++;
         }
     }
