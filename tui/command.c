@@ -233,8 +233,16 @@ static int sched_command(App *a, const char *word, const char *arg)
 
 int command_run(App *a, const char *line)
 {
-    char word[32] = "", arg[96] = "";
-    sscanf(line, " %31s %95[^\n]", word, arg);
+    /* arg holds a whole input line: one cut short would drop a word typed past its end
+     * (":budget 60", 90 spaces, "x" was read as ":budget 60"), where such a word is refused. */
+    char word[32] = "", arg[128] = "";
+    _Static_assert(sizeof arg >= sizeof a->input, "arg holds a whole input line");
+    if (strlen(line) >= sizeof arg) {
+        app_message(a, 1, "command too long: expected at most %zu characters, found %zu",
+                    sizeof arg - 1, strlen(line));
+        return -1;
+    }
+    sscanf(line, " %31s %127[^\n]", word, arg);
     for (size_t n = strlen(arg); n > 0 && arg[n - 1] == ' '; n--)
         arg[n - 1] = 0;
     if (!word[0])
@@ -259,6 +267,18 @@ int command_run(App *a, const char *line)
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
         app_log(a, "budget set to %ld trials", n);
+        /* said where the operator looks, as every other command's outcome is, with the
+         * queued overrides a budget this short leaves without a trial */
+        size_t queued = tuner_overrides(a->tuner), past = 0;
+        for (size_t i = 0; i < queued; i++)
+            past += tuner_override_trial(a->tuner, i) > n;
+        if (past)
+            app_message(a, 0,
+                        "budget set to %ld trials (%zu run so far): %zu of the %zu queued "
+                        "overrides wait past it (:budget %d runs them)",
+                        n, done, past, queued, tuner_override_trial(a->tuner, queued - 1));
+        else
+            app_message(a, 0, "budget set to %ld trials (%zu run so far)", n, done);
     } else if (strcmp(word, "unqueue") == 0) {
         long n;
         if (decimal_long(arg, 1, INT_MAX, &n) < 0) {
@@ -292,7 +312,15 @@ int command_run(App *a, const char *line)
                     "than the model's error, expecting < %g%% gain)",
                     on ? "on" : "off", TUNER_CONVERGED_STREAK, 100 * TUNER_CONVERGED_EI_FRACTION);
     } else if ((strcmp(word, "pause") == 0 || strcmp(word, "resume") == 0) && !arg[0]) {
-        app_ask_pause(a, word[0] == 'p');
+        int pause = word[0] == 'p';
+        /* one that would change nothing is refused saying so, as :pause JOB's is: it logged
+         * "resumed" again while tuning ran */
+        if (app_pausable(a) && a->user_paused == pause) {
+            app_message(a, 1, ":%s: %s (nothing done)", word,
+                        pause ? "already paused" : "not paused");
+            return -1;
+        }
+        app_ask_pause(a, pause);
     } else if (a->slurm && (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0 ||
                             (strcmp(word, "resume") == 0 && !is_sched_job(a, arg)))) {
         return slurm_node_command(a, word, arg);

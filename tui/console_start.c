@@ -9,6 +9,7 @@
 #include "tui/console_stops.h"
 #include "tui/draw.h"
 #include "tui/restored_note.h"
+#include "tui/theme.h"
 #include "tui/view.h"
 
 /* The settings file and the plot style; NULL with err on a bad --plot. cerr, *config_bad:
@@ -39,6 +40,19 @@ App *console_app_new(const ConsoleOptions *o, Error *cerr, int *config_bad, Erro
     if (!a->plot_style) {
         free(a);
         error_set(err, "--plot: unknown style '%s': expected braille, block or ascii", o->plot);
+        return NULL;
+    }
+    /* A --theme that does not load is refused as a bad --plot is: the console drew the
+     * default's colours under a message the operator may never read. (The config file's
+     * theme is not: said on screen, as any other settings' error.) */
+    Theme t;
+    Error terr;
+    if (o->theme && theme_load(o->themes_dir, o->theme, &t, &terr) < 0) {
+        char names[256];
+        theme_names(o->themes_dir, names, sizeof names);
+        free(a);
+        error_set(err, "--theme '%s': %s (expected a theme name: %s, or a file's path)", o->theme,
+                  terr.msg, names);
         return NULL;
     }
     return a;

@@ -314,7 +314,8 @@ void simsched_snapshot(const SimSched *s, ClusterSnapshot *out)
         snprintf(r->state_name, sizeof r->state_name, "%s", sched_job_state_name(info.state));
         r->pinned = info.pinned_gpus > 0;
         const SchedResize *last = info.n_resizes ? &info.resizes[info.n_resizes - 1] : NULL;
-        if (info.state == SCHED_JOB_STALLED && last && last->gpus_from == 0)
+        r->starting = info.state == SCHED_JOB_STALLED && last && last->gpus_from == 0;
+        if (r->starting)
             snprintf(r->note, sizeof r->note, "starting on %d, %.0fs left", last->gpus_to,
                      info.stall_left_s);
         else if (info.state == SCHED_JOB_STALLED && last)

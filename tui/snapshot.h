@@ -30,6 +30,8 @@ typedef struct {
     char label;          /* its letter in the GPU grid; 0: by position */
     int state;           /* the scheduler's job state, or -1 */
     char state_name[12]; /* "running", "stalled"...; empty when not scheduled */
+    int starting;        /* stalled to start (from 0 GPUs: a first start or a restart after a
+                            stop), not to resize: the job list says "start", not "resize" */
     int pinned;          /* an operator override holds its GPU count */
     int gpus;
     double progress; /* 0..1, NAN unknown */

@@ -15,9 +15,12 @@
  * a header renamed there is still found here. */
 static const struct {
     const char *name, *header;
-    int width; /* negative: left-aligned */
+    int width; /* negative: left-aligned; a header takes it, its sort mark and a space, as
+                  a row's cell takes it and two spaces: the status cell is "%-9s " (names up
+                  to "cancelled"), so its header's -9 put every header after it a column
+                  right of its values */
 } COLUMNS[TRIAL_COL_COUNT] = {
-    {"trial", "#", 5},      {"status", "status", -9},   {"time", "time_s", 8},
+    {"trial", "#", 5},      {"status", "status", -8},   {"time", "time_s", 8},
     {"best", "best_s", 8},  {"predicted", "pred_s", 8}, {"error", "err%", 5},
     {"workers", "W/PS", 5},
 };
@@ -261,7 +264,7 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         t->n_shown = 0;
     size_t n_moved = 0;
     double best = NAN, top = 0;
-    int need = 1;
+    int need = 1, wps_w = trials_column_width(TRIAL_COL_WORKERS);
     for (size_t i = 0; i < n; i++) {
         TrialRow *r = &t->rows[i];
         int kept = i < keep && r->final && r->trial == recs[i]->trial && recs[i]->obs;
@@ -276,6 +279,8 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
         r->best_s = best;
         need = r->need > need ? r->need : need;
         top = r->top_s > top ? r->top_s : top;
+        int w = snprintf(NULL, 0, TRIALS_WPS_FORMAT, r->workers, r->ps);
+        wps_w = w > wps_w ? w : wps_w;
         if (kept_order && r->moved)
             t->moved[n_moved++] = i;
         else if (!kept_order && r->matched)
@@ -283,6 +288,7 @@ void trials_build(TrialTable *t, const TrialRecord *const *recs, size_t n, Trial
     }
     t->need = need;
     t->top_s = top;
+    t->wps_w = wps_w;
     t->decimals = draw_seconds_fit(need, top, TRIALS_SECONDS_W);
     sort_begin(t, sort, descending);
     if (sort == TRIAL_COL_NUMBER) { /* the rows are in trial order already */

@@ -34,6 +34,8 @@ typedef struct {
     char status[16]; /* "ok", "running", "failed"... */
 } TrialRow;
 
+/* A row's W/PS cell: workers, then parameter servers. */
+#define TRIALS_WPS_FORMAT "%2d/%-2d"
 /* The width of the time, best and predicted columns (the table's decimals fit it). */
 #define TRIALS_SECONDS_W 8
 
@@ -48,6 +50,8 @@ typedef struct {
                          while the table scrolls or sorts; kept at each build */
     int need;         /* the most decimals a row needs and the largest time, that decimals */
     double top_s;     /* fits: kept so that other rows' times join the fit (trials_decimals_with) */
+    int wps_w;        /* the W/PS column's width: its header's 5, or the widest of a row
+                         ("200/200" on a 200-machine cluster), so that the notes line up */
     /* order holds the rows sorted so; a table never built (all zero) says by number, whose
        order is laid out at each build and never kept */
     TrialColumn sort_col;

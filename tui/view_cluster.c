@@ -231,7 +231,10 @@ static void draw_job(const ClusterSnapshot *s, size_t i, Rect r, int y, int with
     char name[64];
     int col = 3 + draw_textf(y, r.x + 3, r.w - 3, role, "%-12s %3d%c %-7s ",
                              draw_fit_cell(name, sizeof name, j->name, 12), j->gpus,
-                             j->pinned ? '*' : ' ', stalled ? "resize" : j->state_name);
+                             j->pinned ? '*' : ' ',
+                             !stalled      ? j->state_name
+                             : j->starting ? "start"
+                                           : "resize");
     if (col + bar_w + 1 < r.w) {
         if (isfinite(j->progress))
             draw_bar(y, r.x + col, bar_w, j->progress, ROLE_BAR_SHARE);

@@ -11,10 +11,13 @@
 /* A row's columns up to its note, of a trial or a queued override (one format: the queue's
  * rows line up under the trials'). */
 static int row_lead(char *out, size_t cap, int trial, const char *status, const char *time,
-                    const char *best, const char *pred, const char *err, int workers, int ps)
+                    const char *best, const char *pred, const char *err, int workers, int ps,
+                    int wps_w)
 {
-    return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %2d/%-2d  ", trial, status, time,
-                    best, pred, err, workers, ps);
+    char wps[32];
+    snprintf(wps, sizeof wps, TRIALS_WPS_FORMAT, workers, ps);
+    return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %*s  ", trial, status, time, best,
+                    pred, err, wps_w, wps);
 }
 
 /* A trial's row up to its note, and the note: the row cuts a long note (a probe's reason,
@@ -22,14 +25,21 @@ static int row_lead(char *out, size_t cap, int trial, const char *status, const 
 /* The decimals of the time, best and predicted columns: TrialTable.decimals, kept at each
  * build (read from every trial twice a frame, they were a frame's largest cost over a long
  * session). */
-static int trial_row_lead(const TrialRow *row, int decimals, char *out, size_t cap)
+/* The W/PS column's width: a table never built (all zero) has its header's. */
+static int wps_width(const TrialTable *t)
+{
+    return t->wps_w > 0 ? t->wps_w : trials_column_width(TRIAL_COL_WORKERS);
+}
+
+static int trial_row_lead(const TrialRow *row, int decimals, int wps_w, char *out, size_t cap)
 {
     char t[24], b[24], p[24], e[16];
     draw_seconds_fixed(t, sizeof t, row->time_s, decimals);
     draw_seconds_fixed(b, sizeof b, row->best_s, decimals);
     draw_seconds_fixed(p, sizeof p, row->pred_s, decimals);
     draw_percent_signed(e, sizeof e, row->err_pct);
-    return row_lead(out, cap, row->rec->trial, row->status, t, b, p, e, row->workers, row->ps);
+    return row_lead(out, cap, row->rec->trial, row->status, t, b, p, e, row->workers, row->ps,
+                    wps_w);
 }
 
 /* best: tuner_best, looked up once a frame (it reads every trial; looked up for each row,
@@ -52,7 +62,7 @@ static int detail_lines(const App *a, int w, int rows)
         return 0;
     const TrialRow *row = &a->table.rows[a->table.order[a->sel]];
     char lead[128], note[300];
-    int lead_w = trial_row_lead(row, a->table.decimals, lead, sizeof lead);
+    int lead_w = trial_row_lead(row, a->table.decimals, wps_width(&a->table), lead, sizeof lead);
     trial_note(a->tuner ? tuner_best(a->tuner) : NULL, row, note, sizeof note);
     int n = draw_note_lines(note, w - lead_w, w, DETAIL_INDENT, DETAIL_MAX_LINES);
     return n < rows - 1 ? n : rows - 1;
@@ -95,8 +105,8 @@ static void draw_queue(const App *a, int y, int x, int w, int lines, int decimal
         draw_seconds_fixed(pred, sizeof pred,
                            queuepred_mean_s(&a->queue_pred, tuner_override_id(a->tuner, (size_t)i)),
                            decimals);
-        row_lead(lead, sizeof lead, tuner_override_trial(a->tuner, (size_t)i), "queued", dash,
-                 dash, pred, "-", schedule_count_workers(s), schedule_count_ps(s));
+        row_lead(lead, sizeof lead, tuner_override_trial(a->tuner, (size_t)i), "queued", dash, dash,
+                 pred, "-", schedule_count_workers(s), schedule_count_ps(s), wps_width(&a->table));
         draw_textf(y + i, x, w, ROLE_WARN, "%soverride%s", lead, more);
     }
 }
@@ -125,7 +135,19 @@ void view_trials_draw(const App *a, Rect box)
     if (best) {
         char v[24];
         draw_seconds(v, sizeof v, best->obs->time_s);
-        snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial, v);
+        len += snprintf(title + len, sizeof title - (size_t)len, "  best #%d %s s", best->trial, v);
+    }
+    /* the rows inside the borders, under the column heads: the trials' page, then the
+     * selected trial's note and the queued overrides under it */
+    int queued = queue_lines(a, box.h - 3);
+    int detail = detail_lines(a, box.w - 2, box.h - 3 - queued);
+    int rows = box.h - 3 - queued - detail;
+    /* A table longer than its page says which rows show, as the job list does: sorted or
+     * paged, rows above or below are otherwise not known to be there. */
+    if (rows > 0 && a->table.n_shown > (size_t)rows) {
+        size_t last = a->scroll + (size_t)rows;
+        snprintf(title + len, sizeof title - (size_t)len, "  rows %zu-%zu of %zu", a->scroll + 1,
+                 last < a->table.n_shown ? last : a->table.n_shown, a->table.n_shown);
     }
     Rect r = draw_box(box, title, !a->editor);
     if (r.h < 1)
@@ -134,15 +156,13 @@ void view_trials_draw(const App *a, Rect box)
     for (int c = 0; c < TRIAL_COL_COUNT; c++) {
         char h[32];
         /* the headers :sort takes (trials.c): one table for both */
-        snprintf(h, sizeof h, "%*s%s ", trials_column_width((TrialColumn)c),
-                 trials_column_header((TrialColumn)c),
+        int cw =
+            c == TRIAL_COL_WORKERS ? wps_width(&a->table) : trials_column_width((TrialColumn)c);
+        snprintf(h, sizeof h, "%*s%s ", cw, trials_column_header((TrialColumn)c),
                  (int)a->sort == c ? (a->sort_desc ? "v" : "^") : " ");
         col += draw_text(r.y, r.x + col, r.w - col, (int)a->sort == c ? ROLE_TITLE : ROLE_DIM, h);
     }
     draw_text(r.y, r.x + col, r.w - col, ROLE_DIM, "note");
-    int queued = queue_lines(a, r.h - 1);
-    int detail = detail_lines(a, r.w, r.h - 1 - queued);
-    int rows = r.h - 1 - queued - detail;
     /* the queued rows' predictions share the columns: they join the fit, or an override
      * predicted at 1500 s beside trials of 8 ms printed 1500.0000, a column too wide */
     double queued_s[OVERRIDEQUEUE_MAX];
@@ -163,7 +183,7 @@ void view_trials_draw(const App *a, Rect box)
         if (sel)
             st = ROLE_SELECTED;
         char lead[128], note[300];
-        trial_row_lead(row, decimals, lead, sizeof lead);
+        trial_row_lead(row, decimals, wps_width(&a->table), lead, sizeof lead);
         trial_note(best, row, note, sizeof note);
         draw_textf(y, r.x, r.w, st, "%s%s", lead, note);
     }

@@ -486,6 +486,13 @@ grep -q "unknown or incomplete option" "$tmp/out" || fail "unknown option: $(cat
 if "$bin" --no-journal --budget 0 </dev/null >"$tmp/out" 2>&1; then fail "--budget 0 was accepted"; fi
 grep -q -- "--budget: expected" "$tmp/out" || fail "--budget 0: $(cat "$tmp/out")"
 "$bin" console --help | grep -q -- "--no-journal" || fail "--help does not list --no-journal"
+# a --theme that does not load is refused as a bad --plot is (it drew the default's colours
+# under a message on the status line); a good one goes on to the terminal check
+if "$bin" --no-journal --theme nope </dev/null >"$tmp/out" 2>&1; then fail "--theme nope was accepted"; fi
+grep -q -- "--theme 'nope': .*nope.json: cannot open.*expected a theme name: default, " "$tmp/out" ||
+    fail "--theme nope: $(cat "$tmp/out")"
+if "$bin" --no-journal --theme light </dev/null >"$tmp/out" 2>&1; then fail "no terminal was accepted"; fi
+grep -q "needs a terminal" "$tmp/out" || fail "--theme light: $(cat "$tmp/out")"
 if "$bin" --sim Z:googlenet </dev/null >"$tmp/out" 2>&1; then fail "a bad --sim was accepted"; fi
 grep -q "unknown setting 'Z'" "$tmp/out" || fail "bad --sim: $(cat "$tmp/out")"
 if "$bin" </dev/null >"$tmp/out" 2>&1; then fail "no terminal was accepted"; fi

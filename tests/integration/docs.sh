@@ -78,6 +78,9 @@ else
     tmx send-keys -t shot Space
     tmux_wait shot '\| paused$' 20 || fail "Space did not pause: $(head -1 "$tmux_screen")"
     tmx send-keys -t shot : b u d g e t Space 6 0 Enter
+    # its message ("budget set to 60 trials") holds the status line until a key: Ctrl-L,
+    # which only redraws, gives the hints back
+    tmux_wait shot 'budget set to 60 trials' 20 && tmx send-keys -t shot C-l
     if tmux_wait shot ' 20/60 .*\| paused$' 20 && tmux_wait shot 'Space resume  q quit' 20; then
         # The whole screen is compared until it holds (a paused console settles): a capture
         # can hold a frame in part, its top row drawn and rows below not yet (see

@@ -152,6 +152,71 @@ Test(command, an_unknown_command_says_what_is_expected_in_two_rows_at_80_columns
     }
 }
 
+/* Regression: ":budget N" set the budget and said so only in the log pane; the status line,
+ * where every other command's outcome shows, stayed blank. */
+Test(command, budget_says_on_the_status_line_what_it_set)
+{
+    cr_assert_eq(command_run(a, "budget 10"), 0, "%s", a->message);
+    cr_assert_eq(tuner_budget(a->tuner), 10);
+    cr_assert_not(a->message_bad);
+    cr_assert_str_eq(a->message, "budget set to 10 trials (0 run so far)");
+}
+
+/* Regression: ":budget N" below the trials the queued overrides will run as left them
+ * without a trial and said nothing of it (the session ended "done" with them queued). */
+Test(command, budget_below_the_queued_overrides_says_which_wait_past_it)
+{
+    queue_three(); /* trials 1-3 */
+    cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
+    cr_assert_not(a->message_bad);
+    cr_assert_str_eq(a->message, "budget set to 1 trials (0 run so far): 2 of the 3 queued "
+                                 "overrides wait past it (:budget 3 runs them)");
+    cr_assert_eq(command_run(a, "budget 3"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 3 trials (0 run so far)");
+}
+
+/* Regression: the argument was read into 96 bytes, so a word typed past them was dropped and
+ * ":budget 60", 90 spaces, "x" set the budget to 60 where "60 ... x" must be refused. */
+Test(command, a_word_typed_far_after_the_argument_is_refused_not_dropped)
+{
+    char line[128];
+    snprintf(line, sizeof line, "budget 60%90sx", "");
+    cr_assert_eq(strlen(line), 100);
+    cr_assert_eq(command_run(a, line), -1, "%s", a->message);
+    cr_assert(a->message_bad);
+    cr_assert(strstr(a->message, ":budget: expected a number"), "%s", a->message);
+    cr_assert_eq(tuner_budget(a->tuner), 3, "the budget changed");
+
+    char longer[200];
+    snprintf(longer, sizeof longer, "filter %150sx", "");
+    cr_assert_eq(command_run(a, longer), -1);
+    cr_assert(strstr(a->message, "command too long: expected at most 127 characters"), "%s",
+              a->message);
+}
+
+/* Regression: ":resume" while tuning ran, or ":pause" while paused, changed nothing but
+ * logged "resumed" or "paused" again and said nothing on the status line; like ":pause JOB" of
+ * a paused job it is refused saying so. */
+Test(command, pause_or_resume_that_changes_nothing_is_refused)
+{
+    cr_assert_eq(command_run(a, "resume"), -1);
+    cr_assert(a->message_bad);
+    cr_assert_str_eq(a->message, ":resume: not paused (nothing done)");
+    cr_assert_not(a->user_paused);
+
+    a->message[0] = 0;
+    a->message_bad = 0;
+    cr_assert_eq(command_run(a, "pause"), 0, "%s", a->message);
+    cr_assert(a->user_paused);
+    cr_assert_eq(command_run(a, "pause"), -1);
+    cr_assert(a->message_bad);
+    cr_assert_str_eq(a->message, ":pause: already paused (nothing done)");
+    cr_assert(a->user_paused);
+    a->message_bad = 0;
+    cr_assert_eq(command_run(a, "resume"), 0, "%s", a->message);
+    cr_assert_not(a->user_paused);
+}
+
 /* The scheduler's overrides on the console's simulated cluster (16 nodes, 40 arrivals), at
  * simulated second 0 unless a test advances it. */
 static App *sa;

@@ -1062,3 +1062,201 @@ Test(views, decisions_pane_says_jobs_wait_for_gpus_when_they_arrived)
     cr_assert(!strstr(text, "first arrival"), "%s", text);
     free(text);
 }
+
+/* Regression: a job stalled to start (its first allocation, from 0 GPUs) showed the state
+ * "resize" beside its note "starting on 4", though it had never run; it says "start", and a
+ * job stalled by a real resize still says "resize". */
+Test(views, a_job_starting_says_start_and_one_resizing_says_resize)
+{
+    SimSchedOptions o;
+    simsched_defaults(&o);
+    o.tick_ms = 0;
+    o.catalogue_dir = TUNEDECK_SOURCE_DIR "/" CATALOGUE_SUBDIR;
+    Error err;
+    SimSched *ss = simsched_new(&o, &err);
+    cr_assert_not_null(ss, "%s", err.msg);
+    SchedState *st = simsched_state_mut(ss);
+    int seen_start = 0, seen_resize = 0;
+    for (int t = 0; t < 7200 && !(seen_start && seen_resize); t += 10) {
+        cr_assert_geq(sched_advance(st, 10, &err), 0, "%s", err.msg);
+        ClusterSnapshot snap;
+        memset(&snap, 0, sizeof snap);
+        simsched_snapshot(ss, &snap);
+        for (size_t j = 0; j < snap.n_jobs; j++) {
+            const JobRow *r = &snap.jobs[j];
+            int starting = strncmp(r->note, "starting on", 11) == 0;
+            int resizing = strncmp(r->note, "resize ", 7) == 0;
+            if (!starting && !resizing)
+                continue;
+            /* that job alone in the list, drawn at 100 x 30 */
+            ClusterSnapshot one = snap;
+            one.jobs = &snap.jobs[j];
+            one.n_jobs = 1;
+            Layout l;
+            layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+            erase();
+            view_cluster_draw(&one, &l, 0, 0);
+            char *text = fixture_screen_text();
+            char want[128];
+            snprintf(want, sizeof want, "%-12s %3d  %-7s ", r->name, r->gpus,
+                     starting ? "start" : "resize");
+            cr_assert(strstr(text, want), "t=%ds: '%s' (note '%s') not in:\n%s", t, want, r->note,
+                      text);
+            free(text);
+            seen_start |= starting;
+            seen_resize |= resizing;
+        }
+        free(snap.grid);
+        free(snap.jobs);
+    }
+    simsched_free(ss);
+    cr_assert(seen_start && seen_resize, "no job started or resized within two hours");
+}
+
+/* Regression: the trial table's title gave no hint of rows off its page (the job list's says
+ * "11-20/60"): paged or sorted, 20 trials showed as 11 with nothing saying 9 more were above.
+ * It says which rows show when not all do, and nothing when all do. */
+Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    TunerConfig cfg = {.cluster = c,
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 20,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    enum { N = 20 };
+    TrialRecord recs[N];
+    const TrialRecord *ptr[N];
+    memset(recs, 0, sizeof recs);
+    for (int i = 0; i < N; i++) {
+        recs[i].trial = i + 1;
+        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
+        recs[i].obs = observation_new(recs[i].suggestion.schedule);
+        recs[i].obs->status = TRIAL_OK;
+        recs[i].obs->time_s = 10 + i;
+        ptr[i] = &recs[i];
+    }
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0; /* the table alone: the other panes need a run */
+    int rows = a->layout.rect[PANE_TRIALS].h - 3;
+    cr_assert(rows > 2 && rows < N, "%d rows", rows);
+    char want[64];
+
+    trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
+    a->sel = N - 1; /* the last page */
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    snprintf(want, sizeof want, "  rows %d-%d of %d ", N - rows + 1, N, N);
+    cr_assert(strstr(text, want), "'%s' not in:\n%s", want, text);
+    free(text);
+
+    a->sel = 0; /* the first page */
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    snprintf(want, sizeof want, "  rows 1-%d of %d ", rows, N);
+    cr_assert(strstr(text, want), "'%s' not in:\n%s", want, text);
+    free(text);
+
+    trials_free(&a->table);
+    trials_build(&a->table, ptr, (size_t)rows, TRIAL_COL_NUMBER, 0, ""); /* all fit */
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    text = fixture_screen_text();
+    cr_assert(strstr(text, "Trials ") && !strstr(text, "  rows "), "%s", text);
+    free(text);
+
+    for (int i = 0; i < N; i++) {
+        observation_free(recs[i].obs);
+        schedule_free(recs[i].suggestion.schedule);
+    }
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
+}
+
+/* Regression: the W/PS column was 5 wide, so on a cluster of 100 machines or more a row's
+ * "200/200" pushed its note 2-4 columns right of the header's "note" and of other rows' notes.
+ * The column is as wide as its widest row, and every note starts under "note". */
+Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
+{
+    Error err;
+    SimCluster *big = simcluster_new("G200:resnet50", &err);
+    cr_assert_not_null(big, "%s", err.msg);
+    TunerConfig cfg = {.cluster = simcluster_cluster(big),
+                       .job = simcluster_job(big),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 4,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = big, .seed = 3}};
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
+    size_t n = tuner_n_trials(a->tuner);
+    const TrialRecord *ptr[8];
+    cr_assert(n >= 2 && n <= 8, "%zu trials", n);
+    int wide = 0;
+    for (size_t i = 0; i < n; i++) {
+        ptr[i] = tuner_trial(a->tuner, i);
+        wide |= schedule_count_workers(ptr[i]->suggestion.schedule) >= 100;
+    }
+    cr_assert(wide, "no trial used 100 workers or more");
+    trials_build(&a->table, ptr, n, TRIAL_COL_NUMBER, 0, "");
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0;
+    a->sel = n - 1;
+    view_trials_clamp_scroll(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    /* the header's "note", then each row's note ("probe: ...", "best", or none), in columns:
+     * every glyph here is one column and one byte but the borders' (3 bytes) */
+    int note_col = -1, rows = 0;
+    char header[512] = "";
+    for (char *save, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *h = strstr(line, "W/PS  note");
+        if (h) {
+            note_col = (int)(h - line) + 6;
+            snprintf(header, sizeof header, "%s", line);
+        }
+        const char *at = strstr(line, "probe:");
+        if (!at)
+            at = strstr(line, "  best");
+        if (at && strstr(line, "  ok  ") == NULL && strstr(line, "pruned") == NULL)
+            continue;
+        if (at && *at == ' ')
+            at += 2;
+        if (at && note_col >= 0) {
+            cr_assert_eq((int)(at - line), note_col, "a note off its column:\n%s\n%s", header,
+                         line);
+            rows++;
+        }
+    }
+    cr_assert(note_col >= 0 && rows >= 1, "no header or no note");
+    free(text);
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
+    simcluster_free(big);
+}
