@@ -14,13 +14,16 @@
 
 cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *mark)
 {
+    /* whole or nothing: a line without its machine or pgid names no group to a resume */
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "event", "remote_process");
-    cJSON_AddNumberToObject(j, "trial", trial);
-    cJSON_AddStringToObject(j, "machine", machine);
-    cJSON_AddNumberToObject(j, "pgid", (double)pgid);
-    if (mark && mark[0])
-        cJSON_AddStringToObject(j, "mark", mark);
+    if (!j || !cJSON_AddStringToObject(j, "event", "remote_process") ||
+        !cJSON_AddNumberToObject(j, "trial", trial) ||
+        !cJSON_AddStringToObject(j, "machine", machine) ||
+        !cJSON_AddNumberToObject(j, "pgid", (double)pgid) ||
+        (mark && mark[0] && !cJSON_AddStringToObject(j, "mark", mark))) {
+        cJSON_Delete(j);
+        return NULL;
+    }
     return j;
 }
 

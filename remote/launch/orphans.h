@@ -21,7 +21,7 @@
 #include "remote/ssh/hostpool.h"
 
 /* {"event":"remote_process","trial":N,"machine":"h1","pgid":P,"mark":"…"} ("mark" left out
- * when mark is NULL or empty). */
+ * when mark is NULL or empty); NULL when memory runs out. */
 cJSON *orphans_proc_json(int trial, const char *machine, long pgid, const char *mark);
 /* A fresh mark (GROUPSTOP_MARK_CHARS + 1 bytes, one groupstop_mark_ok takes); -1 (err) when
  * the kernel gives no randomness. */

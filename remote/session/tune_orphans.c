@@ -15,16 +15,28 @@ void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgi
     TuneProcs *pl = userdata;
     /* `trial` is the number its schedule carried (the file's: tuner_outside_number), the one
      * its processes' TUNEDECK_TRIAL holds; the mark is what a later stop looks for. */
-    tune_journal_append(pl->tj, orphans_proc_json(trial, machine, pgid, mark));
+    cJSON *ev = orphans_proc_json(trial, machine, pgid, mark);
+    if (ev)
+        tune_journal_append(pl->tj, ev);
     orphans_add(&pl->seen, trial, machine, pgid, mark);
 }
 
 static void journal_stop_result(TuneJournal *tj, int trial, const char *machine, long pgid,
                                 const char *mark, const char *result)
 {
+    /* Whole or not written: a stop line without its result reads to a resume as decided, and
+     * the line before it (a drop's "not stopped") would no longer be the last word. */
     cJSON *ev = orphans_proc_json(trial, machine, pgid, mark);
-    cJSON_ReplaceItemInObject(ev, "event", cJSON_CreateString("remote_process_stop"));
-    cJSON_AddStringToObject(ev, "result", result);
+    cJSON *event = ev ? cJSON_CreateString("remote_process_stop") : NULL;
+    if (!event || !cJSON_ReplaceItemInObject(ev, "event", event)) {
+        cJSON_Delete(event);
+        cJSON_Delete(ev);
+        return;
+    }
+    if (!cJSON_AddStringToObject(ev, "result", result)) {
+        cJSON_Delete(ev);
+        return;
+    }
     tune_journal_append(tj, ev);
 }
 
@@ -280,54 +292,48 @@ static int keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
     return 0;
 }
 
+/* Whether a trial's stop takes a group: one of an earlier trial, on a machine of the trial (or
+ * on none of the cluster's: its host is not in the pool, said so by the stop), unless a stop
+ * could not reach it before and its host is still not connected (not waited for again: it
+ * stays for a later trial or the end of the session). */
+static int taken_before(const Orphan *o, const Schedule *s, HostPool *pool)
+{
+    if (o->trial >= s->trial)
+        return 0;
+    long k = cluster_find_machine(s->cluster, o->machine);
+    if (k >= 0 && !s->worker[k] && !s->ps[k])
+        return 0; /* not a machine of this trial: left for one that uses it */
+    double connect_s;
+    return tune_orphans_worth_trying(o, host_state(pool, o->machine, &connect_s));
+}
+
 int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList *lost,
                                     const Schedule *s, TuneOrphanReportFn report, void *userdata,
                                     TuneStop **out)
 {
     *out = NULL;
-    OrphanList here = {0};
-    const Cluster *c = s->cluster;
-    for (size_t i = 0; i < lost->n;) {
-        char m[sizeof lost->items[i].machine]; /* a copy: taking moves the items */
-        snprintf(m, sizeof m, "%s", lost->items[i].machine);
-        long k = cluster_find_machine(c, m);
-        if (k >= 0 && !s->worker[k] && !s->ps[k]) {
-            i++; /* not a machine of this trial: left for one that uses it */
-            continue;
-        }
-        size_t before = lost->n;
-        if (orphans_take(lost, s->trial, m, &here) < 0) {
-            orphans_clear(&here);
-            return 0; /* out of memory: the groups stay for the end of the session */
-        }
-        if (lost->n == before)
-            i++; /* only later trials' groups there */
-    }
-    /* A host a stop could not reach before and that is still not connected is not waited
-     * for again: its group stays for a later trial or the end of the session. */
-    size_t kept = 0;
-    for (size_t i = 0; i < here.n; i++) {
-        double connect_s;
-        if (tune_orphans_worth_trying(&here.items[i],
-                                      host_state(pool, here.items[i].machine, &connect_s)))
-            here.items[kept++] = here.items[i];
-        else
-            keep_for_later(lost, &here.items[i], 1);
-    }
-    here.n = kept;
-    if (!here.n) {
-        orphans_clear(&here);
+    size_t n = 0;
+    for (size_t i = 0; i < lost->n; i++)
+        n += taken_before(&lost->items[i], s, pool);
+    if (!n)
+        return 0;
+    /* Everything the stop needs is had before a group moves, and the stop's groups then move
+     * with no allocation, so that out of memory leaves every group in lost, for a later trial
+     * and the session's end; and before "stopping ..." is said, which promises a result. */
+    OrphanList here = {malloc(n * sizeof *here.items), 0};
+    TuneStop *st = here.items ? tune_stop_new(tj, report, userdata) : NULL;
+    if (!st) {
+        free(here.items);
         return 0;
     }
-    /* Made before "stopping ..." is said: out of memory for it, the trial runs with no such
-     * promise, which no line would then keep. */
-    TuneStop *st = tune_stop_new(tj, report, userdata);
-    if (!st) {
-        for (size_t i = 0; i < here.n; i++)
-            keep_for_later(lost, &here.items[i], here.items[i].unreached);
-        orphans_clear(&here);
-        return 0; /* out of memory: the groups stay for a later trial and the session's end */
+    size_t kept = 0;
+    for (size_t i = 0; i < lost->n; i++) {
+        if (here.n < n && taken_before(&lost->items[i], s, pool))
+            here.items[here.n++] = lost->items[i];
+        else
+            lost->items[kept++] = lost->items[i];
     }
+    lost->n = kept;
     double wait_s = stop_wait_s(pool, &here);
     int announced = report && wait_s > 2;
     if (announced) { /* the wait can be seen: say why */
