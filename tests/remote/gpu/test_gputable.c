@@ -122,6 +122,29 @@ Test(gputable, a_line_naming_no_gpu_whose_text_changes_each_period_stays_one_ent
     cr_assert_eq(gputable_readable(t), 2);
 }
 
+/* When the line naming no GPU is its period's first (nvidia-smi lists by bus id), no line
+ * naming a GPU has begun the next period when it comes: in the first periods it is a GPU more
+ * (the table cannot tell a period's first line from a GPU more at the end of the first
+ * period). Once a line naming a GPU has begun a period, the one naming none is that period's
+ * last, matched by its place: from the third period on the table holds the three GPUs. */
+Test(gputable, a_first_line_naming_no_gpu_whose_text_changes_settles_to_one_entry)
+{
+    GpuTable *t = empty_table();
+    for (int period = 0; period < 8; period++) {
+        char garbled[128];
+        snprintf(garbled, sizeof garbled, "GPU 00000000:01:00.0: Unknown Error after %d ms",
+                 100 + period);
+        take(t, garbled);
+        if (period >= 3)
+            cr_assert_eq(t->n, 3, "period %d: %zu GPUs after its first line", period, t->n);
+        take(t, "1, GPU-b, A100, 10, 1000, 40960");
+        take(t, "2, GPU-c, A100, 20, 2000, 40960");
+        if (period >= 2)
+            cr_assert_eq(t->n, 3, "period %d: %zu GPUs listed of 3 lines", period, t->n);
+    }
+    cr_assert_eq(gputable_readable(t), 2);
+}
+
 /* What the last period did not list is not shown: a GPU nvidia-smi stopped listing, and a
  * line naming no GPU that is gone, are dropped once the next period begins (the first GPU
  * listed again); a GPU listed for the first time is added. */
