@@ -242,6 +242,8 @@ static int known_line(Walk *w, const char *const *words, size_t n, int *final,
     return 0;
 }
 
+enum { SSHCONFIG_AGENT_WIDE = 65536 }; /* past any home folder and value a config holds */
+
 /* An IdentityAgent line that applies to the host (sshconfig.h): libssh takes the first one's
  * value as a socket path, ~ expanded (ssh_options_set: an empty value, or one whose ~user is
  * unknown, leaves none, and $SSH_AUTH_SOCK is asked). */
@@ -259,8 +261,12 @@ static void agent_line(Walk *w, const char *arg, const char *where)
         return;
     if (sshpath_tilde(arg, NULL, out->agent.file, sizeof out->agent.file) < 0) {
         out->agent.file[0] = 0;
-        /* an unknown ~user leaves none; a value too long to keep here is still asked */
-        out->agent_unknown = strlen(arg) >= sizeof out->agent.file - 1;
+        /* an unknown ~user leaves none; a value, or its expansion, too long to keep here is
+         * still asked (libssh has no such limit): which agent answered is not known */
+        char *wide = malloc(SSHCONFIG_AGENT_WIDE);
+        out->agent_unknown = strlen(arg) >= sizeof out->agent.file - 1 || !wide ||
+                             sshpath_tilde(arg, NULL, wide, SSHCONFIG_AGENT_WIDE) == 0;
+        free(wide);
         return;
     }
     snprintf(out->agent.where, sizeof out->agent.where, "%s", where);

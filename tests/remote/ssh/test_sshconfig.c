@@ -559,4 +559,7 @@ Test(sshconfig, the_first_identity_agent_line_that_applies_names_the_socket_libs
     write_file("config", 0600, "Host *\n  ForwardAgent no\n");
     agent_for("a", got, sizeof got);
     cr_assert_str_eq(got, "");
+    write_file("config", 0600, "Host *\n  IdentityAgent ~no-such-user-here/agent\n");
+    agent_for("a", got, sizeof got);
+    cr_assert_str_eq(got, "", "an unknown ~user leaves SSH_AUTH_SOCK's");
 }
