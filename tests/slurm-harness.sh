@@ -136,7 +136,7 @@ slurm_ctld_start() {
 # whose number may be another suite's process by the time the stop reads it; pid_max is 32768
 # here and a full run goes through it in a minute or so). A zombie's reads empty: not ours.
 _slurm_ours() {
-    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$S/"
+    tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline" | grep -qF -- "$S/"
 }
 
 slurm_ctld_stop() {

@@ -185,7 +185,7 @@ harness_stop() {
 # through it in a minute or so): signalled blindly, that process, or the children of it
 # harness_end_sessions would kill, died in its place.
 harness_is_ours() {
-    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-f $H/sshd$2.conf "
+    tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline" | grep -qF -- "-f $H/sshd$2.conf "
 }
 
 # harness_forget PID: PID leaves HARNESS_PIDS, so harness_stop_all does not kill it again
@@ -216,7 +216,7 @@ harness_stop_all() {
     # What is left: listeners whose pid file went (harness_start's failed ones). Only those
     # still an sshd of this harness (see harness_is_ours).
     for pid in $HARNESS_PIDS; do
-        tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-f $H/sshd" &&
+        tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -qF -- "-f $H/sshd" &&
             kill -KILL "$pid" 2>/dev/null || true
     done
     HARNESS_PIDS=""

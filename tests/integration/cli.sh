@@ -730,7 +730,7 @@ interrupted() { # SIGNAL CODE
     # only while it is still the trial's `sleep 30`: the stop most likely ended it, and its
     # number may be another suite's process by now
     tpid=$(cat "$tmp/trial.pid" 2>/dev/null) &&
-        [ "$(tr '\0' ' ' < "/proc/$tpid/cmdline" 2>/dev/null)" = "sleep 30 " ] && kill "$tpid" 2>/dev/null
+        [ "$(tr '\0' ' ' 2>/dev/null < "/proc/$tpid/cmdline")" = "sleep 30 " ] && kill "$tpid" 2>/dev/null
 }
 interrupted INT 130
 interrupted TERM 143

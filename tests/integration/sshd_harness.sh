@@ -17,7 +17,7 @@ cleanup() {
     harness_stop_all
     # the stand-in, only while it is still this shell's `sleep 300`
     if [ -n "$VICTIM" ] && [ "$(ps -o ppid= -p "$VICTIM" 2>/dev/null | tr -d ' ')" = $$ ] &&
-        [ "$(tr '\0' ' ' < "/proc/$VICTIM/cmdline" 2>/dev/null)" = "sleep 300 " ]; then
+        [ "$(tr '\0' ' ' 2>/dev/null < "/proc/$VICTIM/cmdline")" = "sleep 300 " ]; then
         kill -KILL "$VICTIM" 2>/dev/null
     fi
     rm -rf "$T"
