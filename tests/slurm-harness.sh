@@ -139,13 +139,21 @@ slurm_ctld_start() {
     while [ $n -lt 100 ] && ! scontrol ping 2>/dev/null | grep -q UP; do sleep 0.1; n=$((n + 1)); done
 }
 
+# _slurm_ours PID: PID is still a daemon of this harness, its command line naming $S (the
+# daemons are not this shell's children: init reaps them, and a pid file outlives its daemon,
+# whose number may be another suite's process by the time the stop reads it; pid_max is 32768
+# here and a full run goes through it in a minute or so). A zombie's reads empty: not ours.
+_slurm_ours() {
+    tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline" | grep -qF -- "$S/"
+}
+
 slurm_ctld_stop() {
     if [ -s "$S/slurmctld.pid" ]; then
         pid=$(cat "$S/slurmctld.pid")
-        kill -TERM "$pid" 2>/dev/null
+        _slurm_ours "$pid" && kill -TERM "$pid" 2>/dev/null
         n=0
-        while [ $n -lt 100 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
-        kill -KILL "$pid" 2>/dev/null
+        while [ $n -lt 100 ] && _slurm_ours "$pid"; do sleep 0.1; n=$((n + 1)); done
+        _slurm_ours "$pid" && kill -KILL "$pid" 2>/dev/null
         rm -f "$S/slurmctld.pid"
     fi
 }
@@ -176,21 +184,22 @@ slurm_stop_all() {
     scancel --user=root --full 2>/dev/null
     for i in 1 2 3 4; do
         f="$S/slurmd-n$i.pid"
-        [ -s "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null
+        [ -s "$f" ] && _slurm_ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null
     done
     slurm_ctld_stop
     for i in 1 2 3 4; do
         f="$S/slurmd-n$i.pid"
         if [ -s "$f" ]; then
             pid=$(cat "$f"); n=0
-            while [ $n -lt 50 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; n=$((n + 1)); done
-            kill -KILL "$pid" 2>/dev/null
+            while [ $n -lt 50 ] && _slurm_ours "$pid"; do sleep 0.1; n=$((n + 1)); done
+            _slurm_ours "$pid" && kill -KILL "$pid" 2>/dev/null
         fi
     done
     # steps slurmstepd left behind (their parent slurmd is gone)
     for p in $(pgrep -f "slurmstepd.*" 2>/dev/null); do
         grep -qs "$S" "/proc/$p/environ" && kill -KILL "$p" 2>/dev/null
     done
-    [ -s "$S/munged.pid" ] && kill -TERM "$(cat "$S/munged.pid")" 2>/dev/null
+    [ -s "$S/munged.pid" ] && _slurm_ours "$(cat "$S/munged.pid")" &&
+        kill -TERM "$(cat "$S/munged.pid")" 2>/dev/null
     port_lease_release slurm
 }

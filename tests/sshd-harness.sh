@@ -170,10 +170,30 @@ harness_stop() {
     [ -f "$H/sshd$i.pid" ] || return 0
     pid=$(cat "$H/sshd$i.pid")
     rm -f "$H/sshd$i.pid"
-    kill -STOP "$pid" 2>/dev/null || true
-    harness_end_sessions "$pid"
-    kill -KILL "$pid" 2>/dev/null || true
+    harness_forget "$pid"
+    if harness_is_ours "$pid" "$i"; then
+        kill -STOP "$pid" 2>/dev/null || true
+        harness_end_sessions "$pid"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
     wait "$pid" 2>/dev/null || true
+}
+
+# harness_is_ours PID I: PID is still sshd I of this harness (its command line names
+# $H/sshdI.conf). A listener that ended earlier was reaped by this shell, and its number may
+# have gone to another suite's process since (pid_max is 32768 here and a full run goes
+# through it in a minute or so): signalled blindly, that process, or the children of it
+# harness_end_sessions would kill, died in its place.
+harness_is_ours() {
+    tr '\0' ' ' 2>/dev/null < "/proc/$1/cmdline" | grep -qF -- "-f $H/sshd$2.conf "
+}
+
+# harness_forget PID: PID leaves HARNESS_PIDS, so harness_stop_all does not kill it again
+# once harness_stop has (by then the number may be another process's).
+harness_forget() {
+    _hf=""
+    for _hp in $HARNESS_PIDS; do [ "$_hp" = "$1" ] || _hf="$_hf $_hp"; done
+    HARNESS_PIDS="$_hf"
 }
 
 # harness_drop I: every connection sshd I serves ends (harness_end_sessions), as when the
@@ -182,7 +202,9 @@ harness_stop() {
 # reconnect, a tenth of a second or so after the drop, meets "Connection refused".)
 harness_drop() {
     [ -f "$H/sshd$1.pid" ] || return 0
-    harness_end_sessions "$(cat "$H/sshd$1.pid")"
+    _hd=$(cat "$H/sshd$1.pid")
+    harness_is_ours "$_hd" "$1" && harness_end_sessions "$_hd"
+    return 0
 }
 
 harness_stop_all() {
@@ -191,7 +213,12 @@ harness_stop_all() {
         i=$(basename "$f" .pid); i=${i#sshd}
         harness_stop "$i"
     done
-    for pid in $HARNESS_PIDS; do kill -KILL "$pid" 2>/dev/null || true; done
+    # What is left: listeners whose pid file went (harness_start's failed ones). Only those
+    # still an sshd of this harness (see harness_is_ours).
+    for pid in $HARNESS_PIDS; do
+        tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -qF -- "-f $H/sshd" &&
+            kill -KILL "$pid" 2>/dev/null || true
+    done
     HARNESS_PIDS=""
     port_lease_release sshd
 }

@@ -727,7 +727,10 @@ interrupted() { # SIGNAL CODE
     wait $pid
     rc=$?
     [ $rc -eq "$2" ] || fail "tune ended by SIG$1 exited $rc, expected $2"
-    [ -s "$tmp/trial.pid" ] && kill "$(cat "$tmp/trial.pid")" 2>/dev/null
+    # only while it is still the trial's `sleep 30`: the stop most likely ended it, and its
+    # number may be another suite's process by now
+    tpid=$(cat "$tmp/trial.pid" 2>/dev/null) &&
+        [ "$(tr '\0' ' ' 2>/dev/null < "/proc/$tpid/cmdline")" = "sleep 30 " ] && kill "$tpid" 2>/dev/null
 }
 interrupted INT 130
 interrupted TERM 143
