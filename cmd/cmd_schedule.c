@@ -47,7 +47,7 @@ static const char USAGE[] =
 typedef struct {
     SchedConfig cfg;
     const char *workload, *events, *model, *data, *cluster;
-    int nodes_set, model_set; /* --nodes or --gpus-per-node given; --model given */
+    int nodes_set, model_set, seed_set; /* --nodes or --gpus-per-node; --model; --seed given */
     double arrival_s;
     long jobs;
     const char *pins[MAX_PINS];
@@ -117,6 +117,7 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         if (flags_long(CMD, "--seed", arg, 0, 1L << 62, &v))
             return EXIT_USAGE;
         a->cfg.seed = (uint64_t)v;
+        a->seed_set = 1;
         return 0;
     case O_JSON:
         a->json = 1;
@@ -209,6 +210,11 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     if (a->workload && (a->jobs || a->model_set))
         return schedule_fail(CMD, "--jobs and --model: expected --arrival-mean with them (a "
                                   "--workload names its jobs and their applications)");
+    /* The seed draws only the Poisson arrivals: with a --workload it was taken and did
+     * nothing, so two runs "with different seeds" were the same run. */
+    if (a->workload && a->seed_set)
+        return schedule_fail(CMD, "--seed: expected --arrival-mean with it (it draws the Poisson "
+                                  "arrivals; a --workload's runs are the same for every seed)");
     const char *inputs[] = {a->workload ? a->workload : "", a->cluster ? a->cluster : "", NULL};
     if (schedule_events_over_input(a->events, inputs))
         return schedule_fail(CMD, "--events: expected a file other than the --workload or "
@@ -298,6 +304,25 @@ static int parse_change(const SchedState *s, const char *text, int drain, NodeCh
     }
     if (*rest == '@' && flags_double(CMD, label, rest + 1, 0, 1e9, &c->at_s) < 0)
         return EXIT_USAGE;
+    return 0;
+}
+
+/* Two changes of one node at one time (`--hold node00=2 --hold node00=3`, or a drain and a
+ * hold): one silently replaced the other, and which one was left to qsort, whose order of
+ * equal times is not the command line's. Refused, as a second pin of a job is. */
+static int refuse_same_time(const ScheduleArgs *a, const NodeChange *ch)
+{
+    for (int i = 0; i < a->n_changes; i++)
+        for (int k = 0; k < i; k++)
+            if (ch[k].node == ch[i].node && ch[k].at_s == ch[i].at_s) {
+                char msg[900];
+                snprintf(msg, sizeof msg,
+                         "%s '%s': the node is changed twice at %g s (%s '%s', then this one): "
+                         "expected one --drain or --hold of a node at a time",
+                         a->drains[i] ? "--drain" : "--hold", a->changes[i], ch[i].at_s,
+                         a->drains[k] ? "--drain" : "--hold", a->changes[k]);
+                return schedule_fail(CMD, msg);
+            }
     return 0;
 }
 
@@ -457,6 +482,8 @@ int cmd_schedule(int argc, char **argv)
     NodeChange changes[MAX_CHANGES];
     for (int i = 0; s && rc == 0 && i < a.n_changes; i++)
         rc = parse_change(s, a.changes[i], a.drains[i], &changes[i]);
+    if (s && rc == 0)
+        rc = refuse_same_time(&a, changes);
     FILE *events = s && rc == 0 && a.events ? open_events(a.events, &rc) : NULL;
     int stopped = 0;
     if (s && rc == 0 && run_with_changes(s, changes, a.n_changes, a.cfg.interval_s, &err) < 0) {

@@ -163,6 +163,14 @@ expect_error "--hold 'node01=5': expected an integer in \[0, 4\], found '5'" --w
     --policy doubling --nodes 2 --hold node00=1 --hold node01=5
 expect_error "--drain 'node01@-5': expected a number in \[0, 1e+09\], found '-5'" \
     --workload "$fixture" --policy doubling --nodes 2 --drain node00 --drain node01@-5
+# Two changes of one node at one time: one silently replaced the other, in qsort's order.
+expect_error "--hold 'node00=3': the node is changed twice at 0 s (--hold 'node00=2', then this one)" \
+    --workload "$fixture" --policy doubling --nodes 2 --hold node00=2 --hold node00=3
+expect_error "--hold 'node01=1@600': the node is changed twice at 600 s (--drain 'node01@600'" \
+    --workload "$fixture" --policy doubling --nodes 2 --drain node01@600 --hold node01=1@600
+# --seed draws only the Poisson arrivals: with a workload it was taken and changed nothing.
+expect_error "--seed: expected --arrival-mean with it" --workload "$fixture" --policy doubling \
+    --seed 7
 printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
