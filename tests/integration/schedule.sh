@@ -175,6 +175,19 @@ printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
     --workload "$fixture" --policy doubling --cluster "$tmp/badcluster.json"
+# A run that reaches the simulated-time limit with jobs still running (a GPU speed of 1e-300:
+# they progress, so they are not stuck) printed its summary as a whole run's, exit 0:
+# "1 jobs, average JCT 0 s, makespan 0 s". Now exit 1, no summary, the events kept.
+printf '{"gpu_speeds": {"T4": 1e-300}, "node_groups": [{"nodes": 1, "gpus_per_node": 4, "gpu": "T4"}]}' \
+    >"$tmp/slow.json"
+printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\n' >"$tmp/one.csv"
+rc=0
+"$bin" schedule --workload "$tmp/one.csv" --cluster "$tmp/slow.json" --interval 1e7 \
+    --events "$tmp/slow.jsonl" --json >"$tmp/slow.out" 2>"$tmp/slow.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "stopped at the simulated-time limit (t=1000000000 s, .*0 of 1 jobs finished" \
+    "$tmp/slow.err" || fail "a run at the time limit: exit $rc: $(cat "$tmp/slow.err")"
+[ ! -s "$tmp/slow.out" ] || fail "a run at the time limit printed a summary: $(cat "$tmp/slow.out")"
+grep -q '"event":"start"' "$tmp/slow.jsonl" || fail "a run at the time limit kept no events"
 # --events that cannot be written: a folder is refused before the run, with the reason; a
 # write that fails at the end (a full disk: /dev/full) still prints the run's summary (it was
 # measured; it was thrown away, exit 2) and exits 1 saying why.
