@@ -47,7 +47,7 @@ static const char USAGE[] =
 typedef struct {
     SchedConfig cfg;
     const char *workload, *events, *model, *data, *cluster;
-    int nodes_set, model_set; /* --nodes or --gpus-per-node given; --model given */
+    int nodes_set, model_set, seed_set; /* --nodes or --gpus-per-node; --model; --seed given */
     double arrival_s;
     long jobs;
     const char *pins[MAX_PINS];
@@ -117,6 +117,7 @@ static int parse_option(ScheduleArgs *a, int c, const char *arg)
         if (flags_long(CMD, "--seed", arg, 0, 1L << 62, &v))
             return EXIT_USAGE;
         a->cfg.seed = (uint64_t)v;
+        a->seed_set = 1;
         return 0;
     case O_JSON:
         a->json = 1;
@@ -209,6 +210,11 @@ static int parse_args(int argc, char **argv, ScheduleArgs *a)
     if (a->workload && (a->jobs || a->model_set))
         return schedule_fail(CMD, "--jobs and --model: expected --arrival-mean with them (a "
                                   "--workload names its jobs and their applications)");
+    /* The seed draws only the Poisson arrivals: with a --workload it was taken and did
+     * nothing, so two runs "with different seeds" were the same run. */
+    if (a->workload && a->seed_set)
+        return schedule_fail(CMD, "--seed: expected --arrival-mean with it (it draws the Poisson "
+                                  "arrivals; a --workload's runs are the same for every seed)");
     const char *inputs[] = {a->workload ? a->workload : "", a->cluster ? a->cluster : "", NULL};
     if (schedule_events_over_input(a->events, inputs))
         return schedule_fail(CMD, "--events: expected a file other than the --workload or "
@@ -301,6 +307,25 @@ static int parse_change(const SchedState *s, const char *text, int drain, NodeCh
     return 0;
 }
 
+/* Two changes of one node at one time (`--hold node00=2 --hold node00=3`, or a drain and a
+ * hold): one silently replaced the other, and which one was left to qsort, whose order of
+ * equal times is not the command line's. Refused, as a second pin of a job is. */
+static int refuse_same_time(const ScheduleArgs *a, const NodeChange *ch)
+{
+    for (int i = 0; i < a->n_changes; i++)
+        for (int k = 0; k < i; k++)
+            if (ch[k].node == ch[i].node && ch[k].at_s == ch[i].at_s) {
+                char msg[900];
+                snprintf(msg, sizeof msg,
+                         "%s '%s': the node is changed twice at %g s (%s '%s', then this one): "
+                         "expected one --drain or --hold of a node at a time",
+                         a->drains[i] ? "--drain" : "--hold", a->changes[i], ch[i].at_s,
+                         a->drains[k] ? "--drain" : "--hold", a->changes[k]);
+                return schedule_fail(CMD, msg);
+            }
+    return 0;
+}
+
 /* SIGINT or SIGTERM during the simulation: a 100,000-job trace runs for minutes, and the
  * signal used to end it at once, leaving the --events file, opened (emptied) before the run,
  * empty. Now the run stops at the next chunk of decisions, the events so far are written and
@@ -324,6 +349,10 @@ static int run_until(SchedState *s, double max_s, double interval_s, Error *err)
     return 0;
 }
 
+/* The simulated time a run stops at. Jobs that still progress there (a --cluster GPU speed of
+ * 1e-300, a trace of years) are not stuck, so the stuck guard does not end the run. */
+#define SIM_LIMIT_S 1e9
+
 /* Runs the simulation to its end, draining and holding as the arguments ask, in time order:
  * each change takes effect at the first decision at or after its time. */
 static int run_with_changes(SchedState *s, NodeChange *ch, int n, double interval_s, Error *err)
@@ -338,7 +367,7 @@ static int run_with_changes(SchedState *s, NodeChange *ch, int n, double interva
                             : sched_hold_gpus(s, ch[i].node, ch[i].gpus, err)) < 0)
             return -1;
     }
-    return run_until(s, 1e9, interval_s, err);
+    return run_until(s, SIM_LIMIT_S, interval_s, err);
 }
 
 /* The state with its jobs and pins, on the cluster the arguments describe. */
@@ -457,6 +486,8 @@ int cmd_schedule(int argc, char **argv)
     NodeChange changes[MAX_CHANGES];
     for (int i = 0; s && rc == 0 && i < a.n_changes; i++)
         rc = parse_change(s, a.changes[i], a.drains[i], &changes[i]);
+    if (s && rc == 0)
+        rc = refuse_same_time(&a, changes);
     FILE *events = s && rc == 0 && a.events ? open_events(a.events, &rc) : NULL;
     int stopped = 0;
     if (s && rc == 0 && run_with_changes(s, changes, a.n_changes, a.cfg.interval_s, &err) < 0) {
@@ -478,6 +509,17 @@ int cmd_schedule(int argc, char **argv)
         signal(sig, SIG_DFL);
         raise(sig);
         return 128 + sig;
+    }
+    /* A run stopped at SIM_LIMIT_S with jobs unfinished printed its summary as a whole run's,
+     * exit 0: "160 jobs, average JCT 0 s, makespan 0 s" over no finished job. */
+    if (s && rc == 0 && !sched_finished(s)) {
+        SchedSummary so_far;
+        sched_summary(s, &so_far);
+        fprintf(stderr, "tunedeck %s: stopped at the simulated-time limit (t=%.0f s, at most %.0f "
+                "s): %zu of %zu jobs finished, no summary (it would be of part of the trace)%s%s\n",
+                CMD, sched_now(s), SIM_LIMIT_S, so_far.done, so_far.jobs,
+                a.events ? "; the events so far are in " : "", a.events ? a.events : "");
+        rc = EXIT_FAILED;
     }
     if (s && rc == 0) {
         SchedSummary m;

@@ -163,10 +163,31 @@ expect_error "--hold 'node01=5': expected an integer in \[0, 4\], found '5'" --w
     --policy doubling --nodes 2 --hold node00=1 --hold node01=5
 expect_error "--drain 'node01@-5': expected a number in \[0, 1e+09\], found '-5'" \
     --workload "$fixture" --policy doubling --nodes 2 --drain node00 --drain node01@-5
+# Two changes of one node at one time: one silently replaced the other, in qsort's order.
+expect_error "--hold 'node00=3': the node is changed twice at 0 s (--hold 'node00=2', then this one)" \
+    --workload "$fixture" --policy doubling --nodes 2 --hold node00=2 --hold node00=3
+expect_error "--hold 'node01=1@600': the node is changed twice at 600 s (--drain 'node01@600'" \
+    --workload "$fixture" --policy doubling --nodes 2 --drain node01@600 --hold node01=1@600
+# --seed draws only the Poisson arrivals: with a workload it was taken and changed nothing.
+expect_error "--seed: expected --arrival-mean with it" --workload "$fixture" --policy doubling \
+    --seed 7
 printf '{"gpu_speeds": {"T4": 1}, "node_groups": [{"nodes": 2, "gpus_per_node": 4, "gpu": "A100"}]}' \
     >"$tmp/badcluster.json"
 expect_error "node_groups\[0\].gpu: expected one of gpu_speeds (T4), found 'A100'" \
     --workload "$fixture" --policy doubling --cluster "$tmp/badcluster.json"
+# A run that reaches the simulated-time limit with jobs still running (a GPU speed of 1e-300:
+# they progress, so they are not stuck) printed its summary as a whole run's, exit 0:
+# "1 jobs, average JCT 0 s, makespan 0 s". Now exit 1, no summary, the events kept.
+printf '{"gpu_speeds": {"T4": 1e-300}, "node_groups": [{"nodes": 1, "gpus_per_node": 4, "gpu": "T4"}]}' \
+    >"$tmp/slow.json"
+printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\n' >"$tmp/one.csv"
+rc=0
+"$bin" schedule --workload "$tmp/one.csv" --cluster "$tmp/slow.json" --interval 1e7 \
+    --events "$tmp/slow.jsonl" --json >"$tmp/slow.out" 2>"$tmp/slow.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "stopped at the simulated-time limit (t=1000000000 s, .*0 of 1 jobs finished" \
+    "$tmp/slow.err" || fail "a run at the time limit: exit $rc: $(cat "$tmp/slow.err")"
+[ ! -s "$tmp/slow.out" ] || fail "a run at the time limit printed a summary: $(cat "$tmp/slow.out")"
+grep -q '"event":"start"' "$tmp/slow.jsonl" || fail "a run at the time limit kept no events"
 # --events that cannot be written: a folder is refused before the run, with the reason; a
 # write that fails at the end (a full disk: /dev/full) still prints the run's summary (it was
 # measured; it was thrown away, exit 2) and exits 1 saying why.
