@@ -16,7 +16,6 @@
 #include "core/model/observation.h"
 #include "core/sim/simcluster.h"
 #include "remote/launch/overridequeue.h"
-#include "remote/session/tune_alloc.h"
 #include "remote/session/tune_journal.h"
 
 static const char *str(const cJSON *o, const char *key)
@@ -173,6 +172,22 @@ static void skipped(Pass *p, size_t line, const char *kind, const char *why)
     snprintf(s->first_problem, sizeof s->first_problem, "%s:%zu: %s%s", p->path, line, kind, why);
 }
 
+/* Whether an event says the session ran (or was changed) when it was written: one after
+ * `ended` means it ran again. Not the allocation's release, which follows `ended`, nor an
+ * event this reader does not know: readers ignore those (docs/journal.md), and one written
+ * after `ended` made a finished session read as interrupted. */
+static int session_ran(const char *kind)
+{
+    static const char *const ran[] = {"session",         "suggested",      "started",
+                                      "finished",        "resumed",        "override_queued",
+                                      "override_dropped", "budget",        "ended",
+                                      "remote_process",  "remote_process_stop"};
+    for (size_t i = 0; kind && i < sizeof ran / sizeof ran[0]; i++)
+        if (strcmp(kind, ran[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static void take(void *ud, const cJSON *ev, size_t line)
 {
     Pass *p = ud;
@@ -181,7 +196,7 @@ static void take(void *ud, const cJSON *ev, size_t line)
     size_t trials = p->queue.trials;
     Error scratch;
     journal_override_tally_take(&p->queue, ev, "", &scratch);
-    if (!tune_alloc_event(kind)) { /* the allocation's release follows `ended` */
+    if (session_ran(kind)) { /* the allocation's release follows `ended` */
         p->last_ended = strcmp(kind, "ended") == 0;
         p->last_stopped = str(ev, "stopped") != NULL;
     }

@@ -304,6 +304,32 @@ Test(session_summary, the_allocation_released_after_ended_keeps_it_ended)
     journal_remove(&j);
 }
 
+/* Readers ignore events they do not know (docs/journal.md): one after `ended` (a later
+ * tunedeck's) left a finished session read as "interrupted (resumable)". One the session ran
+ * again with after it (`resumed`) is not ended. */
+Test(session_summary, an_unknown_event_after_ended_keeps_it_ended)
+{
+    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
+    const char *more[] = {"{\"event\":\"mystery\",\"x\":1}\n",
+                          "{\"event\":\"resumed\",\"wall_s\":2,\"budget\":9}\n"};
+    const char *want[] = {"ended", "interrupted (resumable)"};
+    for (size_t i = 0; i < 2; i++) {
+        char *with = malloc(strlen(text) + strlen(more[0]) + strlen(more[1]) + 1);
+        cr_assert_not_null(with);
+        strcpy(with, text);
+        for (size_t k = 0; k <= i; k++)
+            strcat(with, more[k]);
+        JournalFile j;
+        SessionSummary s;
+        journal_write(&j, with, &s);
+        cr_assert_str_eq(s.state, want[i], "%s after %s", s.state, more[i]);
+        assert_same(j.path, "an unknown event after ended");
+        free(with);
+        journal_remove(&j);
+    }
+    free(text);
+}
+
 /* Regression: `sessions` said only "has skipped lines", and the one way to learn which was a
  * resume, which writes to the journal. The first skipped line is named in the resume's words,
  * whichever reader skipped it: a suggested line with a field of the wrong type, before a
