@@ -54,23 +54,38 @@ char *groupstop_command(long pgid, const char *mark, int ended)
      * and twice after the KILL. The shell functions hold '%': they are put in as text, never
      * as a format. */
     static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; ";
+    /* og: group g is still the launch's. Its number may be another's by now: once the
+     * wrapping shell (g) and every process of its group have ended, pid g is free, and a
+     * process that takes it and leads a group of its own (every command sshd starts does)
+     * would take the group's TERM and KILL. So the group is signalled only while a process
+     * carrying the mark is in it (the wrapping shell, exec'd with the trial's variables, or
+     * what it started), pid g is a zombie or absent (its number is not free while either
+     * holds it, and what is left of the group is the launch's), or nothing tells (no mark,
+     * no /proc): as before. */
+    static const char ours[] =
+        "og=; if [ \"$m\" = - ] || ! [ -r /proc/self/stat ]; then og=1; else s=; "
+        "read -r s 2>/dev/null </proc/$g/stat; s=${s##*) }; case $s in \"\"|Z*|X*) og=1 ;; esac; "
+        "for q in $k; do s=; read -r s 2>/dev/null </proc/$q/stat; s=${s##*) }; set -- $s; "
+        "[ \"$3\" = \"$g\" ] && { og=1; break; }; done; fi; ";
     static const char stop[] =
-        "kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
+        "[ -n \"$og\" ] && kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
         "kill -TERM $k 2>/dev/null; n=0; "
-        "while live $g || up $k || marked \"$m\"; do n=$((n+1)); if [ $n -ge 20 ]; then "
-        "kill -KILL -$g 2>/dev/null; marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
+        "while { [ -n \"$og\" ] && live $g; } || up $k || marked \"$m\"; do n=$((n+1)); "
+        "if [ $n -ge 20 ]; then [ -n \"$og\" ] && kill -KILL -$g 2>/dev/null; "
+        "marked \"$m\" && kill -KILL $k 2>/dev/null; sleep 0.1; "
         "marked \"$m\" && kill -KILL $k 2>/dev/null; break; fi; sleep 0.1; done; true";
     const char *note = ended ? NOTE_SH : "";
     /* The URG tells a running wrapping shell that this is a stop; after the command's end that
      * shell is gone, and pid g may be another's by now. */
-    const char *urg = ended ? "" : "kill -URG $g 2>/dev/null; ";
+    const char *urg = ended ? "" : "[ -n \"$og\" ] && kill -URG $g 2>/dev/null; ";
     char vars[192];
     snprintf(vars, sizeof vars, "g=%ld m=%s; nw=\"" GROUPSTOP_STOPPING "\"; gm=; marked \"$m\"; ",
              pgid, mark_or_none(mark));
-    size_t len = strlen(head) + strlen(vars) + strlen(note) + strlen(urg) + strlen(stop);
+    size_t len =
+        strlen(head) + strlen(vars) + strlen(ours) + strlen(note) + strlen(urg) + strlen(stop);
     char *cmd = malloc(len + 1);
     if (cmd)
-        snprintf(cmd, len + 1, "%s%s%s%s%s", head, vars, note, urg, stop);
+        snprintf(cmd, len + 1, "%s%s%s%s%s%s", head, vars, ours, note, urg, stop);
     return groupstop_under_sh(cmd);
 }
 

@@ -449,7 +449,7 @@ static int run_in(size_t i, const char *text, char *out, size_t cap, int *status
 Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
 {
     for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
-        pid_t c = group_child(0);
+        pid_t c = marked_daemon(MARK, 0); /* the wrapping shell: exec'd with the mark */
         pid_t d = marked_daemon(MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_command(c, MARK, 0);
         cr_assert_not_null(cmd);
@@ -534,20 +534,39 @@ Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
     }
 }
 
+/* A process joining group g (whose leader may be a zombie the caller keeps), pausing. */
+static pid_t joins_group(pid_t g)
+{
+    pid_t c = fork();
+    cr_assert(c >= 0);
+    if (c == 0) {
+        if (setpgid(0, g) < 0)
+            _exit(126);
+        for (;;)
+            pause();
+    }
+    setpgid(c, g); /* whichever of the two runs first */
+    return c;
+}
+
 /* A command that ended by itself and left a daemon: the stop of what it left names it, as
- * the local keeper's note does, and stops it. */
+ * the local keeper's note does, and stops it. The wrapping shell (the group's leader) has
+ * ended, a zombie its parent has not reaped yet: its number is not another's, and the group's
+ * leftover, unmarked, is stopped, not named. */
 Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
 {
     for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
-        pid_t c = group_child(0); /* a leftover in the group, unmarked: stopped, not named */
+        pid_t z = group_child(1);
+        pid_t c = joins_group(z);
         pid_t d = marked_daemon(END_MARK, 0);
-        char *cmd = groupstop_command(c, END_MARK, 1);
+        char *cmd = groupstop_command(z, END_MARK, 1);
         char out[4096], want[512];
         int st = 0;
         int ran = run_in(i, cmd, out, sizeof out, &st);
         free(cmd);
         int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
         kill(c, SIGKILL), kill(d, SIGKILL);
+        waitpid(z, NULL, 0);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -560,6 +579,33 @@ Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
         cr_assert_str_eq(out, want, "shell %zu: %s", i, out);
         cr_assert(cs != -1 && ds != -1, "shell %zu: something runs on", i);
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGTERM, "shell %zu: status %d", i, ds);
+    }
+}
+
+/* After the command's end, pid g may be another's: the wrapping shell and its group ended, and
+ * a process that took the number leads a group of its own (as every command sshd starts does).
+ * That group is not signalled (it was, TERM then KILL: another trial's, or another suite's,
+ * process group); the launch's marked daemon still is. */
+Test(groupstop, the_stop_after_the_end_spares_a_group_that_took_the_number)
+{
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
+        pid_t other = group_child(0); /* pid g taken again: alive, unmarked, leading its group */
+        pid_t d = marked_daemon(END_MARK, 0);
+        char *cmd = groupstop_command(other, END_MARK, 1);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int ds = ran ? ended_status(d) : -1;
+        pid_t ow = waitpid(other, NULL, WNOHANG);
+        kill(other, SIGKILL), kill(d, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert_eq(ow, 0, "shell %zu: the group that took the number was stopped", i);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGTERM,
+                  "shell %zu: the marked daemon: status %d", i, ds);
     }
 }
 
