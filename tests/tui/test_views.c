@@ -253,6 +253,35 @@ Test(views, cluster_grid_draws_gpus_kept_for_pending_jobs_with_a_legend)
 }
 
 /* Every word of every key's help appears in the text (words of one entry may wrap). */
+/* An App whose tuner tunes the simulator at random (seed 3, budget 20), no trial run: the
+ * tests give its table the records they draw. */
+static App *app_tuning_at_random(void)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 20,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3}};
+    Error err;
+    App *a = calloc(1, sizeof *a);
+    cr_assert_not_null(a);
+    a->tuner = tuner_new(&cfg, &err);
+    cr_assert_not_null(a->tuner, "%s", err.msg);
+    return a;
+}
+
+/* The tune view at 100x30, its trial table alone: the other panes need a run. */
+static void tune_view_table_alone(App *a)
+{
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++)
+        if (p != PANE_TRIALS)
+            a->layout.shown[p] = 0;
+}
+
 static void assert_every_key_and_word(const char *text, int cols, int rows)
 {
     for (size_t i = 0; i < HELP_KEYS_COUNT; i++) {
@@ -700,18 +729,7 @@ Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
 Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
 {
     const Cluster *c = simcluster_cluster(sim);
-    TunerConfig cfg = {.cluster = c,
-                       .job = simcluster_job(sim),
-                       .optimizer = "random",
-                       .seed = 3,
-                       .budget = 20,
-                       .launcher = launcher_find("sim"),
-                       .launch = {.sim = sim, .seed = 3}};
-    Error err;
-    App *a = calloc(1, sizeof *a);
-    cr_assert_not_null(a);
-    a->tuner = tuner_new(&cfg, &err);
-    cr_assert_not_null(a->tuner, "%s", err.msg);
+    App *a = app_tuning_at_random();
     enum { N = 20 };
     TrialRecord recs[N];
     const TrialRecord *ptr[N];
@@ -728,11 +746,7 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
                         "compare with; kept as a 20-iteration measurement)";
     snprintf(recs[0].obs->reason, sizeof recs[0].obs->reason, "%s", probe);
     trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
-    a->view = VIEW_TUNE;
-    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
-    for (int p = 0; p < PANE_COUNT; p++)
-        if (p != PANE_TRIALS)
-            a->layout.shown[p] = 0; /* the table alone: the other panes need a run */
+    tune_view_table_alone(a);
     cr_assert(a->layout.shown[PANE_TRIALS]);
     int plain_rows = a->layout.rect[PANE_TRIALS].h - 3;
 
@@ -792,11 +806,7 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
     cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
     a->follow = 1;
     app_rebuild_table(a);
-    a->view = VIEW_TUNE;
-    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
-    for (int p = 0; p < PANE_COUNT; p++)
-        if (p != PANE_TRIALS)
-            a->layout.shown[p] = 0;
+    tune_view_table_alone(a);
     int plain_rows = view_trials_rows(a);
     const Schedule *s = tuner_trial(a->tuner, 0)->suggestion.schedule;
     for (int i = 0; i < 2; i++)
@@ -852,18 +862,8 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
 Test(views, a_queued_prediction_joins_the_time_columns_fit)
 {
     const Cluster *c = simcluster_cluster(sim);
-    TunerConfig cfg = {.cluster = c,
-                       .job = simcluster_job(sim),
-                       .optimizer = "random",
-                       .seed = 3,
-                       .budget = 20,
-                       .launcher = launcher_find("sim"),
-                       .launch = {.sim = sim, .seed = 3}};
     Error err;
-    App *a = calloc(1, sizeof *a);
-    cr_assert_not_null(a);
-    a->tuner = tuner_new(&cfg, &err);
-    cr_assert_not_null(a->tuner, "%s", err.msg);
+    App *a = app_tuning_at_random();
     enum { N = 3 };
     TrialRecord recs[N];
     const TrialRecord *ptr[N];
@@ -886,11 +886,7 @@ Test(views, a_queued_prediction_joins_the_time_columns_fit)
     queuepred_update(&a->queue_pred, a->tuner);
     cr_assert_eq(a->queue_pred.n, 1);
     a->queue_pred.v[0].mean_s = 1500;
-    a->view = VIEW_TUNE;
-    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
-    for (int p = 0; p < PANE_COUNT; p++)
-        if (p != PANE_TRIALS)
-            a->layout.shown[p] = 0;
+    tune_view_table_alone(a);
     erase();
     view_get(VIEW_TUNE)->draw(a);
     char *text = fixture_screen_text();
@@ -1119,18 +1115,7 @@ Test(views, a_job_starting_says_start_and_one_resizing_says_resize)
 Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
 {
     const Cluster *c = simcluster_cluster(sim);
-    TunerConfig cfg = {.cluster = c,
-                       .job = simcluster_job(sim),
-                       .optimizer = "random",
-                       .seed = 3,
-                       .budget = 20,
-                       .launcher = launcher_find("sim"),
-                       .launch = {.sim = sim, .seed = 3}};
-    Error err;
-    App *a = calloc(1, sizeof *a);
-    cr_assert_not_null(a);
-    a->tuner = tuner_new(&cfg, &err);
-    cr_assert_not_null(a->tuner, "%s", err.msg);
+    App *a = app_tuning_at_random();
     enum { N = 20 };
     TrialRecord recs[N];
     const TrialRecord *ptr[N];
@@ -1143,11 +1128,7 @@ Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
         recs[i].obs->time_s = 10 + i;
         ptr[i] = &recs[i];
     }
-    a->view = VIEW_TUNE;
-    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
-    for (int p = 0; p < PANE_COUNT; p++)
-        if (p != PANE_TRIALS)
-            a->layout.shown[p] = 0; /* the table alone: the other panes need a run */
+    tune_view_table_alone(a);
     int rows = a->layout.rect[PANE_TRIALS].h - 3;
     cr_assert(rows > 2 && rows < N, "%d rows", rows);
     char want[64];
@@ -1219,11 +1200,7 @@ Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
     }
     cr_assert(wide, "no trial used 100 workers or more");
     trials_build(&a->table, ptr, n, TRIAL_COL_NUMBER, 0, "");
-    a->view = VIEW_TUNE;
-    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
-    for (int p = 0; p < PANE_COUNT; p++)
-        if (p != PANE_TRIALS)
-            a->layout.shown[p] = 0;
+    tune_view_table_alone(a);
     a->sel = n - 1;
     view_trials_clamp_scroll(a);
     erase();

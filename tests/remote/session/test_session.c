@@ -719,26 +719,36 @@ Test(session, the_journals_end_waits_for_a_stop_still_under_way)
     cr_assert_not_null(strstr(last, "\"event\":\"ended\""), "%s", last);
 }
 
-/* Regression: at the end of a session with a host down, the sweep said "not stopped: ssh …
- * failed" for every group ever seen there, those of trials that ended cleanly included. Now
- * one line for the host says nothing was checked and names only the group no stop saw end,
- * the one journaled `not stopped`. (A closed port on this machine: refused at once.) */
-Test(session, a_down_host_at_the_end_is_said_unchecked_naming_only_groups_that_may_run)
+/* A simulated session, its journal begun, whose pool holds one host, m0, at a closed port of
+ * this machine (refused at once) and no reconnect within 60 s (none within a sweep's 15 s);
+ * *c its cluster, the caller's to free. */
+static Session *session_with_a_closed_host(Cluster **c)
 {
     Session *s = session_new(1, state_dir);
     SessionSpec spec = sim_spec(1);
     Error err;
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
-    Cluster *c = fixture_cluster_json(
+    *c = fixture_cluster_json(
         "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
         "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
         "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
         "\"type\": \"t\"}]}");
-    HostPoolOptions po = {.backoff_base_s = 60}; /* no reconnect within the sweep's 15 s */
+    HostPoolOptions po = {.backoff_base_s = 60};
     s->pool = hostpool_new(&po, &err); /* the session frees it */
     cr_assert_not_null(s->pool, "%s", err.msg);
-    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    cr_assert_eq(hostpool_add_cluster(s->pool, *c, &err), 0, "%s", err.msg);
+    return s;
+}
+
+/* Regression: at the end of a session with a host down, the sweep said "not stopped: ssh …
+ * failed" for every group ever seen there, those of trials that ended cleanly included. Now
+ * one line for the host says nothing was checked and names only the group no stop saw end,
+ * the one journaled `not stopped`. (A closed port on this machine: refused at once.) */
+Test(session, a_down_host_at_the_end_is_said_unchecked_naming_only_groups_that_may_run)
+{
+    Cluster *c;
+    Session *s = session_with_a_closed_host(&c);
     cr_assert_eq(orphans_add(&s->procs.seen, 1, "m0", 4200, NULL), 0); /* trial 1 ended cleanly */
     cr_assert_eq(orphans_add(&s->procs.seen, 2, "m0", 4242, NULL), 0); /* its connection dropped */
     cr_assert_eq(orphans_add(&s->procs.lost, 2, "m0", 4242, NULL), 0);
@@ -896,20 +906,8 @@ static int stop_results(const char *path, long pgid, char results[4][512])
  * stops a host answered were journaled. */
 Test(session, a_stop_before_a_trial_that_cannot_reach_a_dropped_group_journals_it_not_stopped)
 {
-    Session *s = session_new(1, state_dir);
-    SessionSpec spec = sim_spec(1);
-    Error err;
-    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
-    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
-    Cluster *c = fixture_cluster_json(
-        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
-        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
-        "\"machines\": [{\"name\": \"m0\", \"host\": \"127.0.0.1\", \"port\": 1, "
-        "\"type\": \"t\"}]}");
-    HostPoolOptions po = {.backoff_base_s = 60};
-    s->pool = hostpool_new(&po, &err); /* the session frees it */
-    cr_assert_not_null(s->pool, "%s", err.msg);
-    cr_assert_eq(hostpool_add_cluster(s->pool, c, &err), 0, "%s", err.msg);
+    Cluster *c;
+    Session *s = session_with_a_closed_host(&c);
     tune_procs_on_proc(&s->procs, 1, "m0", 4242, NULL);
     tune_procs_on_proc_lost(&s->procs, 1, "m0", 4242, NULL);
     Schedule *sch = fixture_schedule(c, 10);

@@ -453,6 +453,16 @@ static int uses(const TrialRecord *r, size_t m)
     return r->suggestion.schedule->worker[m] || r->suggestion.schedule->ps[m];
 }
 
+/* Trials from..to-1 (0-based) of the session ran ok, none of them on h1. */
+static void assert_ok_off_h1(const Session *s, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        const TrialRecord *r = tuner_trial(s->tuner, i);
+        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
+        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
+    }
+}
+
 /* A resume checks the hosts its journal left out before its first new trial: h1, still
  * refused, is left out from the start, said once with why and how to accept it. Regression:
  * the fresh pool did not know, so a new trial could try h1 again and be lost unreachable. */
@@ -461,11 +471,7 @@ static void assert_resume_left_h1_out(int console)
     char id[64];
     run_with_h1_refused(id, sizeof id);
     Session *s = resume_to_seven_as(id, console);
-    for (size_t i = 4; i < 7; i++) {
-        const TrialRecord *r = tuner_trial(s->tuner, i);
-        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
-        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
-    }
+    assert_ok_off_h1(s, 4, 7);
     cr_assert_eq(said_count("h1 is still left out of the trials (refused when the session last "
                             "ran, and again now): unknown host key"),
                  1);
@@ -529,11 +535,7 @@ static void assert_resume_left_out_the_last_trials_refused_host(int console)
     snprintf(id, sizeof id, "%s", tune_journal_id(s->journal));
     session_free(s);
     s = resume_to_as(id, 3, console);
-    for (size_t i = 1; i < 3; i++) {
-        const TrialRecord *r = tuner_trial(s->tuner, i);
-        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
-        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
-    }
+    assert_ok_off_h1(s, 1, 3);
     cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
     cr_assert_eq(said_count("in the trials again"), 0);
     session_free(s);
@@ -579,11 +581,7 @@ Test(session_refused, a_console_resume_with_no_trial_left_rechecks_when_its_budg
     evloop_free(l);
     cr_assert_null(tuner_last_error(s->tuner), "%s", tuner_last_error(s->tuner));
     cr_assert_eq(tuner_n_trials(s->tuner), 7);
-    for (size_t i = 4; i < 7; i++) {
-        const TrialRecord *r = tuner_trial(s->tuner, i);
-        cr_assert_eq(r->obs->status, TRIAL_OK, "trial %zu: %s", i + 1, r->obs->reason);
-        cr_assert_not(uses(r, 0), "trial %zu uses h1", i + 1);
-    }
+    assert_ok_off_h1(s, 4, 7);
     cr_assert_eq(said_count("h1 is still left out of the trials (refused when the session last "
                             "ran, and again now): unknown host key"),
                  1);
