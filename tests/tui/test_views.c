@@ -253,23 +253,50 @@ Test(views, cluster_grid_draws_gpus_kept_for_pending_jobs_with_a_legend)
 }
 
 /* Every word of every key's help appears in the text (words of one entry may wrap). */
-/* An App whose tuner tunes the simulator at random (seed 3, budget 20), no trial run: the
- * tests give its table the records they draw. */
-static App *app_tuning_at_random(void)
+/* An App whose tuner tunes the simulated cluster `on` at random (seed 3), no trial run yet:
+ * the tests run it, or give its table the records they draw. */
+static App *app_tuning_at_random(SimCluster *on, int budget)
 {
-    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
-                       .job = simcluster_job(sim),
+    TunerConfig cfg = {.cluster = simcluster_cluster(on),
+                       .job = simcluster_job(on),
                        .optimizer = "random",
                        .seed = 3,
-                       .budget = 20,
+                       .budget = budget,
                        .launcher = launcher_find("sim"),
-                       .launch = {.sim = sim, .seed = 3}};
+                       .launch = {.sim = on, .seed = 3}};
     Error err;
     App *a = calloc(1, sizeof *a);
     cr_assert_not_null(a);
     a->tuner = tuner_new(&cfg, &err);
     cr_assert_not_null(a->tuner, "%s", err.msg);
     return a;
+}
+
+/* n trials with a schedule each, ok in first_s + i * step_s, ptr[i] naming recs[i]. */
+static void ok_records(TrialRecord *recs, const TrialRecord **ptr, int n, double first_s,
+                       double step_s)
+{
+    memset(recs, 0, (size_t)n * sizeof *recs);
+    for (int i = 0; i < n; i++) {
+        recs[i].trial = i + 1;
+        recs[i].suggestion.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+        recs[i].obs = observation_new(recs[i].suggestion.schedule);
+        recs[i].obs->status = TRIAL_OK;
+        recs[i].obs->time_s = first_s + i * step_s;
+        ptr[i] = &recs[i];
+    }
+}
+
+/* Frees app_tuning_at_random's App and the n records ok_records made. */
+static void app_tuning_free(App *a, TrialRecord *recs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        observation_free(recs[i].obs);
+        schedule_free(recs[i].suggestion.schedule);
+    }
+    trials_free(&a->table);
+    tuner_free(a->tuner);
+    free(a);
 }
 
 /* The tune view at 100x30, its trial table alone: the other panes need a run. */
@@ -728,20 +755,12 @@ Test(views, tune_view_without_tuning_says_so_whole_at_80x24)
  * screen, and no row is drawn over by it. */
 Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
 {
-    const Cluster *c = simcluster_cluster(sim);
-    App *a = app_tuning_at_random();
+    App *a = app_tuning_at_random(sim, 20);
     enum { N = 20 };
     TrialRecord recs[N];
     const TrialRecord *ptr[N];
-    memset(recs, 0, sizeof recs);
-    for (int i = 0; i < N; i++) {
-        recs[i].trial = i + 1;
-        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
-        recs[i].obs = observation_new(recs[i].suggestion.schedule);
-        recs[i].obs->status = i == 0 ? TRIAL_PRUNED : TRIAL_OK;
-        recs[i].obs->time_s = 10 + i;
-        ptr[i] = &recs[i];
-    }
+    ok_records(recs, ptr, N, 10, 1);
+    recs[0].obs->status = TRIAL_PRUNED;
     const char *probe = "probe: stopped after 20 of 200 iterations (nothing measured yet to "
                         "compare with; kept as a 20-iteration measurement)";
     snprintf(recs[0].obs->reason, sizeof recs[0].obs->reason, "%s", probe);
@@ -777,13 +796,7 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
     a->sel = N - 1;
     view_trials_clamp_scroll(a);
     cr_assert_eq(a->scroll, (size_t)(N - plain_rows));
-    for (int i = 0; i < N; i++) {
-        observation_free(recs[i].obs);
-        schedule_free(recs[i].suggestion.schedule);
-    }
-    trials_free(&a->table);
-    tuner_free(a->tuner);
-    free(a);
+    app_tuning_free(a, recs, N);
 }
 
 /* The operator's queued overrides show under the trials as the trials they will be, the next
@@ -791,18 +804,8 @@ Test(views, trial_note_of_the_selected_trial_shows_whole_at_100x30)
  * rest), and the selected trial stays on screen. */
 Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
 {
-    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
-                       .job = simcluster_job(sim),
-                       .optimizer = "random",
-                       .seed = 3,
-                       .budget = 20,
-                       .launcher = launcher_find("sim"),
-                       .launch = {.sim = sim, .seed = 3}};
     Error err;
-    App *a = calloc(1, sizeof *a);
-    cr_assert_not_null(a);
-    a->tuner = tuner_new(&cfg, &err);
-    cr_assert_not_null(a->tuner, "%s", err.msg);
+    App *a = app_tuning_at_random(sim, 20);
     cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
     a->follow = 1;
     app_rebuild_table(a);
@@ -863,19 +866,11 @@ Test(views, a_queued_prediction_joins_the_time_columns_fit)
 {
     const Cluster *c = simcluster_cluster(sim);
     Error err;
-    App *a = app_tuning_at_random();
+    App *a = app_tuning_at_random(sim, 20);
     enum { N = 3 };
     TrialRecord recs[N];
     const TrialRecord *ptr[N];
-    memset(recs, 0, sizeof recs);
-    for (int i = 0; i < N; i++) {
-        recs[i].trial = i + 1;
-        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
-        recs[i].obs = observation_new(recs[i].suggestion.schedule);
-        recs[i].obs->status = TRIAL_OK;
-        recs[i].obs->time_s = 0.008;
-        ptr[i] = &recs[i];
-    }
+    ok_records(recs, ptr, N, 0.008, 0);
     trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
     cr_assert_eq(a->table.decimals, 4, "8 ms alone: four decimals");
     Schedule *s = schedule_new(c, simcluster_job(sim));
@@ -908,13 +903,7 @@ Test(views, a_queued_prediction_joins_the_time_columns_fit)
     cr_assert_not_null(strstr(queued, "-  1500.000 "), "%s", queued);
     cr_assert_eq(queued_col, trial_col, "the queued row shifted:\n%s\n%s", trial, queued);
     free(text);
-    for (int i = 0; i < N; i++) {
-        observation_free(recs[i].obs);
-        schedule_free(recs[i].suggestion.schedule);
-    }
-    trials_free(&a->table);
-    tuner_free(a->tuner);
-    free(a);
+    app_tuning_free(a, recs, N);
 }
 
 /* The screen's text with its line breaks and border columns taken out, so that a wrapped
@@ -1114,20 +1103,11 @@ Test(views, a_job_starting_says_start_and_one_resizing_says_resize)
  * It says which rows show when not all do, and nothing when all do. */
 Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
 {
-    const Cluster *c = simcluster_cluster(sim);
-    App *a = app_tuning_at_random();
+    App *a = app_tuning_at_random(sim, 20);
     enum { N = 20 };
     TrialRecord recs[N];
     const TrialRecord *ptr[N];
-    memset(recs, 0, sizeof recs);
-    for (int i = 0; i < N; i++) {
-        recs[i].trial = i + 1;
-        recs[i].suggestion.schedule = schedule_new(c, simcluster_job(sim));
-        recs[i].obs = observation_new(recs[i].suggestion.schedule);
-        recs[i].obs->status = TRIAL_OK;
-        recs[i].obs->time_s = 10 + i;
-        ptr[i] = &recs[i];
-    }
+    ok_records(recs, ptr, N, 10, 1);
     tune_view_table_alone(a);
     int rows = a->layout.rect[PANE_TRIALS].h - 3;
     cr_assert(rows > 2 && rows < N, "%d rows", rows);
@@ -1161,13 +1141,7 @@ Test(views, the_trial_table_title_says_which_rows_show_when_not_all_do)
     cr_assert(strstr(text, "Trials ") && !strstr(text, "  rows "), "%s", text);
     free(text);
 
-    for (int i = 0; i < N; i++) {
-        observation_free(recs[i].obs);
-        schedule_free(recs[i].suggestion.schedule);
-    }
-    trials_free(&a->table);
-    tuner_free(a->tuner);
-    free(a);
+    app_tuning_free(a, recs, N);
 }
 
 /* Regression: the W/PS column was 5 wide, so on a cluster of 100 machines or more a row's
@@ -1178,17 +1152,7 @@ Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
     Error err;
     SimCluster *big = simcluster_new("G200:resnet50", &err);
     cr_assert_not_null(big, "%s", err.msg);
-    TunerConfig cfg = {.cluster = simcluster_cluster(big),
-                       .job = simcluster_job(big),
-                       .optimizer = "random",
-                       .seed = 3,
-                       .budget = 4,
-                       .launcher = launcher_find("sim"),
-                       .launch = {.sim = big, .seed = 3}};
-    App *a = calloc(1, sizeof *a);
-    cr_assert_not_null(a);
-    a->tuner = tuner_new(&cfg, &err);
-    cr_assert_not_null(a->tuner, "%s", err.msg);
+    App *a = app_tuning_at_random(big, 4);
     cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
     size_t n = tuner_n_trials(a->tuner);
     const TrialRecord *ptr[8];
