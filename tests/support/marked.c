@@ -40,6 +40,19 @@ pid_t marked_daemon(const char *mark, int ignore_term)
     }
 }
 
+pid_t gone_group(void)
+{
+    pid_t child = fork();
+    cr_assert(child >= 0);
+    if (child == 0) {
+        setpgid(0, 0);
+        _exit(0);
+    }
+    setpgid(child, child); /* whichever of the two runs first */
+    waitpid(child, NULL, 0);
+    return child;
+}
+
 int ended_status(pid_t pid)
 {
     for (int i = 0; i < 1000; i++) {

@@ -11,6 +11,9 @@
  * sleep. The caller's child: it reaps it. */
 pid_t marked_daemon(const char *mark, int ignore_term);
 
+/* A process group id no process has: a child's that led its own group, reaped. */
+pid_t gone_group(void);
+
 /* A child's wait status once it has ended, waited for up to 10 s; -1 if it still runs. */
 int ended_status(pid_t pid);
 

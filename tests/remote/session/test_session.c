@@ -940,14 +940,7 @@ Test(session, a_dropped_group_found_gone_at_the_end_is_journaled_so_no_resume_lo
      .fini = lost_fini)
 {
     sshd_fixture_start(&lost_sshd, "");
-    pid_t child = fork();
-    cr_assert(child >= 0);
-    if (child == 0) {
-        setpgid(0, 0);
-        _exit(0);
-    }
-    setpgid(child, child);
-    waitpid(child, NULL, 0);
+    pid_t child = gone_group();
     Session *s = session_new(1, state_dir);
     SessionSpec spec = sim_spec(1);
     Error err;

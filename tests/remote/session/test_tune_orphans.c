@@ -456,24 +456,6 @@ Test(tune_orphans, the_interrupted_sweep_stops_the_groups_of_the_unfinished_tria
     hostpool_free(pool);
 }
 
-/* A sweep whose host refused the first ask (its sshd away) asks once more when the pool
- * connects it again within the sweep's bound: the group is checked after all, where the
- * first ask alone left it "not stopped: ssh … failed" with no second look. (A real sshd of
- * the test's own; the group is one that no longer exists: "gone".) */
-/* A group id no process has: a child's, reaped. */
-static pid_t a_gone_group(void)
-{
-    pid_t child = fork();
-    cr_assert(child >= 0);
-    if (child == 0) {
-        setpgid(0, 0);
-        _exit(0);
-    }
-    setpgid(child, child);
-    waitpid(child, NULL, 0);
-    return child;
-}
-
 static Sshd sweep_sshd; /* stopped by the test's fini, whatever its assertions */
 
 static void sweep_sshd_fini(void)
@@ -481,6 +463,10 @@ static void sweep_sshd_fini(void)
     sshd_fixture_stop(&sweep_sshd);
 }
 
+/* A sweep whose host refused the first ask (its sshd away) asks once more when the pool
+ * connects it again within the sweep's bound: the group is checked after all, where the
+ * first ask alone left it "not stopped: ssh … failed" with no second look. (A real sshd of
+ * the test's own; the group is one that no longer exists: "gone".) */
 Test(tune_orphans, a_sweep_asks_a_host_once_more_when_it_is_back_within_the_bound,
      .timeout = TEST_TIMEOUT_S, .fini = sweep_sshd_fini)
 {
@@ -499,7 +485,7 @@ Test(tune_orphans, a_sweep_asks_a_host_once_more_when_it_is_back_within_the_boun
     snprintf(hc.identity, sizeof hc.identity, "%s/id", sweep_sshd.dir);
     snprintf(hc.known_hosts, sizeof hc.known_hosts, "%s/known_hosts", sweep_sshd.dir);
     cr_assert_eq(hostpool_add(pool, &hc, &err), 0, "%s", err.msg);
-    pid_t child = a_gone_group();
+    pid_t child = gone_group();
     OrphanList l = {0};
     cr_assert_eq(orphans_add(&l, 1, "h1", (long)child, NULL), 0);
     TuneJournal *tj = tune_journal_new(NULL);
@@ -612,7 +598,7 @@ Test(tune_orphans, a_stop_before_a_trial_that_finds_its_group_gone_says_so,
     Schedule *s = fixture_schedule(c, 10);
     s->trial = 3;
     s->worker[0] = s->ps[0] = 1;
-    pid_t child = a_gone_group();
+    pid_t child = gone_group();
     TuneJournal *tj = tune_journal_new(NULL);
     OrphanList lost = {0};
     cr_assert_eq(orphans_add(&lost, 1, "m0", (long)child, NULL), 0);
