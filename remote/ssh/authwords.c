@@ -4,9 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *authwords_socket(const AuthAgent *a)
+{
+    return a->config_sock ? a->config_sock : a->auth_sock;
+}
+
 static int agent_asked(const AuthAgent *a)
 {
-    const char *sock = a->config_sock ? a->config_sock : a->auth_sock;
+    const char *sock = authwords_socket(a);
     return a->config_unknown || (sock && sock[0] && a->connect_errno == 0);
 }
 

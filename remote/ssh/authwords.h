@@ -19,6 +19,9 @@ typedef struct {
                                * not */
 } AuthAgent;
 
+/* The socket libssh asked: the IdentityAgent one, else $SSH_AUTH_SOCK (NULL when neither). */
+const char *authwords_socket(const AuthAgent *a);
+
 /* The agent's part alone: "no agent key was accepted" when one was asked; else why none
  * was: "no agent is running (SSH_AUTH_SOCK unset)" (or "empty"), "no agent answers at
  * SSH_AUTH_SOCK (PATH: WHY)", "the agent is turned off (IdentityAgent none at CONFIG:LINE)",

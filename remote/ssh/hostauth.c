@@ -205,7 +205,7 @@ static void agent_now(const Host *h, AuthAgent *a)
         a->config_sock = h->cfg.agent.file;
         a->config_where = h->cfg.agent.where;
     }
-    const char *sock = a->config_sock ? a->config_sock : a->auth_sock;
+    const char *sock = authwords_socket(a);
     if (!a->config_unknown && sock && sock[0])
         a->connect_errno = agent_connect_errno(sock);
 }
