@@ -231,25 +231,70 @@ int tune_orphans_worth_trying(const Orphan *o, HostState host_state)
     return !o->unreached || host_state == HOST_READY;
 }
 
+/* Room kept for "; and N more" while a group that may not fit follows (cmd/gpu_errors.c). */
+enum { MORE_MAX = 32 };
+
+static const char *said_of(const Orphan *o)
+{
+    return strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+}
+
 int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session_id, char *why,
                          size_t cap)
 {
-    for (size_t i = 0; i < tried->n; i++) {
-        const Orphan *o = &tried->items[i];
-        if (!orphans_still_running(o))
-            continue;
-        const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13
-                                                                        : o->result;
+    size_t running = 0, first = 0;
+    for (size_t i = tried->n; i-- > 0;)
+        if (orphans_still_running(&tried->items[i])) {
+            running++;
+            first = i;
+        }
+    if (!running)
+        return 0;
+    const char *id = session_id && session_id[0] ? session_id : "ID";
+    const Orphan *o = &tried->items[first];
+    if (running == 1) {
         /* Short enough for a trial's reason (256) with usual names: it is what the console
          * shows. */
         snprintf(why, cap,
                  "trial %d's leftover process group %ld on %s still runs (%s): stop it by hand "
                  "(kill -KILL -- -%ld on %s), then --resume %s; trial %d was not launched",
-                 o->trial, o->pgid, o->machine, said, o->pgid, o->machine,
-                 session_id && session_id[0] ? session_id : "ID", trial);
+                 o->trial, o->pgid, o->machine, said_of(o), o->pgid, o->machine, id, trial);
         return -1;
     }
-    return 0;
+    /* Every group that still runs, each whole with its host and what its kill said (an
+     * operator stops each by hand), then how many more when they do not all fit: a verdict
+     * that named only the first sent the operator back to a session that stopped again. */
+    char tail[160];
+    snprintf(tail, sizeof tail,
+             ": stop them by hand (kill -KILL -- -PGID on its host), then --resume %s; trial %d "
+             "was not launched",
+             id, trial);
+    int head = snprintf(why, cap, "%zu leftover process groups still run: ", running);
+    size_t len = head > 0 && (size_t)head < cap ? (size_t)head : 0, shown = 0, tail_len = strlen(tail);
+    for (size_t i = first; i < tried->n && len; i++) {
+        const Orphan *g = &tried->items[i];
+        if (!orphans_still_running(g))
+            continue;
+        char entry[sizeof g->machine + sizeof g->result + 64];
+        int need = snprintf(entry, sizeof entry, "%strial %d's %ld on %s (%s)", shown ? "; " : "",
+                            g->trial, g->pgid, g->machine, said_of(g));
+        size_t keep = shown + 1 < running ? MORE_MAX : 0;
+        if (need < 0 || len + (size_t)need + keep + tail_len >= cap)
+            break;
+        memcpy(why + len, entry, (size_t)need + 1);
+        len += (size_t)need;
+        shown++;
+    }
+    if (!shown) /* not even one fits: the journal's remote_process_stop lines name them */
+        len = (size_t)snprintf(why, cap,
+                               "%zu leftover process groups still run (the journal's "
+                               "remote_process_stop lines name them)",
+                               running);
+    else if (shown < running)
+        len += (size_t)snprintf(why + len, cap - len, "; and %zu more", running - shown);
+    if (len < cap)
+        snprintf(why + len, cap - len, "%s", tail);
+    return -1;
 }
 
 static HostState host_state(HostPool *pool, const char *machine, double *connect_timeout_s)

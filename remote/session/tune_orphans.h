@@ -53,7 +53,9 @@ int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost,
 int tune_orphans_worth_trying(const Orphan *o, HostState host_state);
 /* After the stop before trial `trial`: -1 with why (which trial's group, which host, what the
  * kill said, stop it by hand and resume session_id) when a group still runs although its host
- * answered; 0 when every group is stopped, gone, or undecided (its host did not answer). */
+ * answered; 0 when every group is stopped, gone, or undecided (its host did not answer). Two or
+ * more still running: each is named, whole ("trial 2's 4242 on h2 (kill not permitted)"), as
+ * many as cap holds, then "; and N more". */
 int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session_id, char *why,
                          size_t cap);
 /* Resume: stops what the journal's unfinished trials left running on the hosts, and the groups

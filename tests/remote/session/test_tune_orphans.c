@@ -98,13 +98,69 @@ Test(tune_orphans, a_group_that_survived_its_kill_stops_the_session_saying_what_
 {
     Orphan items[] = {tried(1, "h1", 100, 1, "stopped"),
                       tried(2, "h2", 4242, 1, "not stopped: kill not permitted"),
-                      tried(2, "h3", 4243, 1, "not stopped: the stop command failed")};
+                      tried(2, "h3", 4243, 1, "gone")};
     OrphanList l = {items, 3};
     char why[512];
     cr_assert_eq(tune_orphans_verdict(&l, 5, "20261126-0440-ab12", why, sizeof why), -1);
     cr_assert_str_eq(why, "trial 2's leftover process group 4242 on h2 still runs (kill not "
                           "permitted): stop it by hand (kill -KILL -- -4242 on h2), then "
                           "--resume 20261126-0440-ab12; trial 5 was not launched");
+}
+
+/* Two groups still run: both are named, each with its host and what its kill said.
+ * Regression: only the first was, and the operator who stopped it by hand and resumed met
+ * the second's verdict. */
+Test(tune_orphans, every_group_that_survived_its_kill_is_named)
+{
+    Orphan items[] = {tried(1, "h1", 100, 1, "stopped"),
+                      tried(2, "h2", 4242, 1, "not stopped: kill not permitted"),
+                      tried(2, "h3", 4243, 1, "not stopped: the stop command failed")};
+    OrphanList l = {items, 3};
+    char why[512];
+    cr_assert_eq(tune_orphans_verdict(&l, 5, "20261126-0440-ab12", why, sizeof why), -1);
+    cr_assert_str_eq(why, "2 leftover process groups still run: trial 2's 4242 on h2 (kill not "
+                          "permitted); trial 2's 4243 on h3 (the stop command failed): stop them "
+                          "by hand (kill -KILL -- -PGID on its host), then --resume "
+                          "20261126-0440-ab12; trial 5 was not launched");
+}
+
+/* More than the reason holds: whole groups, then how many more, and the way out still said. */
+Test(tune_orphans, a_long_verdict_names_whole_groups_then_how_many_more)
+{
+    enum { GROUPS = 30 };
+    Orphan items[GROUPS];
+    for (int k = 0; k < GROUPS; k++)
+        items[k] = tried(2, "a-rather-long-host-name.example.org", 100000 + k, 1,
+                         "not stopped: kill not permitted");
+    OrphanList l = {items, GROUPS};
+    char why[512];
+    cr_assert_eq(tune_orphans_verdict(&l, 5, "20261126-0440-ab12", why, sizeof why), -1);
+    const char *head = "30 leftover process groups still run: ";
+    cr_assert(strncmp(why, head, strlen(head)) == 0, "%s", why);
+    const char *p = why + strlen(head);
+    int listed = 0, more = 0, used = 0;
+    for (;;) {
+        int trial;
+        long pgid;
+        cr_assert(sscanf(p, "trial %d's %ld on a-rather-long-host-name.example.org (kill not "
+                            "permitted)%n",
+                         &trial, &pgid, &used) == 2 && used > 0,
+                  "not a whole group at '%s': %s", p, why);
+        cr_assert(trial == 2 && pgid == 100000 + listed, "%s", why);
+        listed++;
+        p += used;
+        used = 0;
+        if (sscanf(p, "; and %d more%n", &more, &used) == 1 && used > 0) {
+            p += used;
+            break;
+        }
+        cr_assert(strncmp(p, "; ", 2) == 0, "%s", why);
+        p += 2;
+    }
+    cr_assert_gt(listed, 1);
+    cr_assert_eq(listed + more, GROUPS, "%s", why);
+    cr_assert_str_eq(p, ": stop them by hand (kill -KILL -- -PGID on its host), then --resume "
+                        "20261126-0440-ab12; trial 5 was not launched");
 }
 
 /* The stop in steps (the console's): a host in the pool that is never stepped never answers,
