@@ -118,11 +118,12 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_ARGS_OBJ) $(LIB_OBJ)
 # All unit tests link into one Criterion binary so the run ends with one summary line.
 # --wrap: the calls between the project's objects to these functions go through a test's
 # __wrap_ one, which fails them on demand where no real input can (an allocation failure that
-# RLIMIT_AS does not make happen in the right place: tests/remote/session/test_tune_orphans.c),
-# or looks at the child at its exec (execl, execvp: tests/support/execprobe.h), or counts
-# the keeper's walks of /proc (proctree_walk: tests/remote/launch/test_lifeline.c).
-UNIT_WRAP := -Wl,--wrap=orphans_stop_begin -Wl,--wrap=execl -Wl,--wrap=execvp \
-             -Wl,--wrap=proctree_walk
+# RLIMIT_AS does not make happen in the right place: orphans_stop_begin, orphans_add:
+# tests/remote/session/test_tune_orphans.c), or looks at the child at its exec (execl,
+# execvp: tests/support/execprobe.h), or counts the keeper's walks of /proc (proctree_walk:
+# tests/remote/launch/test_lifeline.c).
+UNIT_WRAP := -Wl,--wrap=orphans_stop_begin -Wl,--wrap=orphans_add -Wl,--wrap=execl \
+             -Wl,--wrap=execvp -Wl,--wrap=proctree_walk
 $(BUILD)/unit-tests: $(TEST_OBJ) $(WORKER_OBJ) $(LIB_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS) $(UNIT_WRAP) $^ $(LIBS_ALL) -lcriterion -o $@
 

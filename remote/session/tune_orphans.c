@@ -400,12 +400,40 @@ int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList 
     return 0;
 }
 
-/* Before a trial, a host that did not answer: one line for it, after the "stopping ..." line
- * that promised a result, naming its groups and what becomes of them. They are kept
- * (unreached: keep_for_later), tried again before a later trial that uses the host once it
- * is connected (tune_orphans_worth_trying), and in the sweep at the session's end
- * (session_stop_leftovers, the console's quit). */
-static void say_unanswered_host(const TuneStop *st, size_t first)
+/* Whether a group the stop took is in `lost` again (keep_for_later): out of memory, it is
+ * not, and no later trial's stop tries it. */
+static int kept_in(const OrphanList *lost, const Orphan *o)
+{
+    for (size_t k = 0; k < lost->n; k++)
+        if (lost->items[k].pgid == o->pgid && lost->items[k].trial == o->trial &&
+            strcmp(lost->items[k].machine, o->machine) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first of a host's silent groups that were kept (or not) in the list: the line for them
+ * is said there. */
+static int first_of_host_kept(const TuneStop *st, size_t i, int kept)
+{
+    const Orphan *o = &st->here.items[i];
+    if (!o->silent || kept_in(st->lost, o) != kept)
+        return 0;
+    for (size_t k = 0; k < i; k++) {
+        const Orphan *g = &st->here.items[k];
+        if (g->silent && strcmp(g->machine, o->machine) == 0 && kept_in(st->lost, g) == kept)
+            return 0;
+    }
+    return 1;
+}
+
+/* Before a trial, a host that did not answer: one line for its groups that were kept, one
+ * for those out of memory left out, after the "stopping ..." line that promised a result,
+ * naming its groups and what becomes of them. The kept ones (unreached: keep_for_later) are
+ * tried again before a later trial that uses the host once it is connected
+ * (tune_orphans_worth_trying), and in the sweep at the session's end (session_stop_leftovers,
+ * the console's quit); the others by no later trial's stop: the operator is told how to stop
+ * them by hand, as say_not_reached does. */
+static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
 {
     const Orphan *o = &st->here.items[first];
     const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
@@ -415,7 +443,7 @@ static void say_unanswered_host(const TuneStop *st, size_t first)
     size_t n = 0, used = 0, listed = 0;
     for (size_t i = first; i < st->here.n; i++) {
         const Orphan *g = &st->here.items[i];
-        if (!g->silent || strcmp(g->machine, o->machine) != 0)
+        if (!g->silent || strcmp(g->machine, o->machine) != 0 || kept_in(st->lost, g) != kept)
             continue;
         char part[80];
         int len = snprintf(part, sizeof part, "%strial %d's %ld", n ? ", " : "", g->trial, g->pgid);
@@ -429,21 +457,35 @@ static void say_unanswered_host(const TuneStop *st, size_t first)
     }
     if (listed < n)
         snprintf(groups + used, sizeof groups - used, ", and %zu more", n - listed);
-    /* four machine names, the reason and the groups: room for all of them at their longest */
-    char line[sizeof o->machine * 4 + sizeof o->result + sizeof groups + 256];
+    char next[sizeof o->machine * 2 + 160];
+    if (kept)
+        snprintf(next, sizeof next,
+                 "%s tried again before a later trial on %s once %s is connected, and at the "
+                 "session's end",
+                 n == 1 ? "is" : "are", o->machine, o->machine);
+    else if (n == 1)
+        snprintf(next, sizeof next,
+                 "no later trial's stop tries it (out of memory to keep it): stop it by hand "
+                 "(kill -KILL -- -%ld on %s)",
+                 o->pgid, o->machine);
+    else
+        snprintf(next, sizeof next,
+                 "no later trial's stop tries them (out of memory to keep them): stop them by "
+                 "hand (kill -KILL -- -PGID on %s, for each)",
+                 o->machine);
+    /* two machine names, the reason, the groups and what comes next: room for all of them at
+     * their longest */
+    char line[sizeof o->machine * 2 + sizeof o->result + sizeof groups + sizeof next + 256];
     if (n == 1)
         snprintf(line, sizeof line,
                  "trial %d's leftover process group %ld on %s was not stopped before trial %d: "
-                 "%s did not answer (%s); it may still run, and is tried again before a later "
-                 "trial on %s once %s is connected, and at the session's end",
-                 o->trial, o->pgid, o->machine, st->trial, o->machine, said, o->machine,
-                 o->machine);
+                 "%s did not answer (%s); it may still run, and %s",
+                 o->trial, o->pgid, o->machine, st->trial, o->machine, said, next);
     else
         snprintf(line, sizeof line,
                  "%zu leftover process groups on %s (%s) were not stopped before trial %d: %s did "
-                 "not answer (%s); they may still run, and are tried again before a later trial "
-                 "on %s once %s is connected, and at the session's end",
-                 n, o->machine, groups, st->trial, o->machine, said, o->machine, o->machine);
+                 "not answer (%s); they may still run, and %s",
+                 n, o->machine, groups, st->trial, o->machine, said, next);
     st->report(st->userdata, line);
 }
 
@@ -481,14 +523,21 @@ static void say_not_reached(const TuneStop *st, const Orphan *o, int kept)
 
 static int before_trial_end(TuneStop *st, char *why, size_t cap)
 {
+    /* Every group is journaled and kept first: a host's line names all its groups, and says
+     * of each whether a later trial's stop tries it (kept_in). */
     for (size_t i = 0; i < st->here.n; i++) {
         const Orphan *o = &st->here.items[i];
-        int stopped = strcmp(o->result, "stopped") == 0, gone = strcmp(o->result, "gone") == 0;
         /* Every result, those no answer decided too ("not stopped: why"): the group's last
          * line is its state, should the session be killed before a later stop. */
         journal_stop(st->tj, o);
         /* Kept: tried again before a later trial (a stopped or gone group needs nothing more). */
-        int kept = stopped || gone || keep_for_later(st->lost, o, !o->answered) == 0;
+        if (strcmp(o->result, "stopped") != 0 && strcmp(o->result, "gone") != 0)
+            keep_for_later(st->lost, o, !o->answered);
+    }
+    for (size_t i = 0; i < st->here.n; i++) {
+        const Orphan *o = &st->here.items[i];
+        int stopped = strcmp(o->result, "stopped") == 0, gone = strcmp(o->result, "gone") == 0;
+        int kept = stopped || gone || kept_in(st->lost, o);
         if (stopped && st->report) {
             char line[512];
             snprintf(line, sizeof line,
@@ -507,8 +556,12 @@ static int before_trial_end(TuneStop *st, char *why, size_t cap)
             st->report(st->userdata, line);
         }
         /* Said too: "stopping ..." and then nothing left the operator waiting for an end. */
-        if (o->silent && st->announced && st->report && first_silent_of_host(&st->here, i))
-            say_unanswered_host(st, i);
+        if (o->silent && st->announced && st->report) {
+            if (first_of_host_kept(st, i, 1))
+                say_unanswered_host(st, i, 1);
+            if (first_of_host_kept(st, i, 0))
+                say_unanswered_host(st, i, 0);
+        }
         /* And the rest that no answer decided (one that did, still running, is the verdict's):
          * out of memory, or no such host, left "stopping ..." without an end as well. */
         if (!stopped && !gone && !o->silent && !o->answered && st->announced && st->report)

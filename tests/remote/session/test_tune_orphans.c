@@ -384,6 +384,61 @@ Test(tune_orphans, a_sweep_out_of_memory_reports_each_group_not_stopped_out_of_m
     hostpool_free(pool);
 }
 
+/* Out of memory to keep a group for a later trial (orphans_add, linked wrapped as
+ * orphans_stop_begin is): -1 lets every call through, else that many more succeed and the
+ * rest fail. */
+static int adds_left = -1;
+
+int __real_orphans_add(OrphanList *l, int trial, const char *machine, long pgid,
+                       const char *mark);
+int __wrap_orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark)
+{
+    if (adds_left == 0)
+        return -1;
+    if (adds_left > 0)
+        adds_left--;
+    return __real_orphans_add(l, trial, machine, pgid, mark);
+}
+
+/* Before a trial, a host that did not answer, and out of memory to keep the second of its two
+ * groups for a later trial: the kept one is tried again, the other is not, and its line says
+ * so and how to stop it by hand. Regression: one line for both said "tried again before a
+ * later trial", of a group no later trial's stop would ever try. */
+Test(tune_orphans, an_unanswered_group_that_could_not_be_kept_is_said_to_need_stopping_by_hand)
+{
+    SilentHost h = silent_host_begin();
+    OrphanList lost = {0};
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 100, NULL), 0);
+    cr_assert_eq(orphans_add(&lost, 1, "m0", 101, NULL), 0);
+    n_said = 0;
+    TuneStop *st = NULL;
+    cr_assert_eq(tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL,
+                                                 &st),
+                 0);
+    cr_assert_not_null(st);
+    cr_assert(tune_stop_settled(st, tune_stop_deadline(st)));
+    char why[256] = "untouched";
+    adds_left = 1;
+    int rc = tune_stop_end(st, why, sizeof why);
+    adds_left = -1;
+    cr_assert_eq(rc, 0, "%s", why); /* the trial runs: nothing was decided */
+    cr_assert_eq(n_said, 3, "said %d lines: %s / %s", n_said, said[0], said[1]);
+    cr_assert(strstr(said[1], "trial 1's leftover process group 100 on m0 was not stopped "
+                              "before trial 2: m0 did not answer (") &&
+                  strstr(said[1], "); it may still run, and is tried again before a later trial "
+                                  "on m0 once m0 is connected, and at the session's end"),
+              "%s", said[1]);
+    cr_assert(strstr(said[2], "trial 1's leftover process group 101 on m0 was not stopped "
+                              "before trial 2: m0 did not answer (") &&
+                  strstr(said[2], "); it may still run, and no later trial's stop tries it (out "
+                                  "of memory to keep it): stop it by hand (kill -KILL -- -101 on "
+                                  "m0)"),
+              "%s", said[2]);
+    cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
+    orphans_clear(&lost);
+    silent_host_free(&h);
+}
+
 /* Before a trial, out of memory for the stop (nothing is sent): after "stopping ...", a line
  * says what was not stopped, why, and what becomes of the group. Regression: nothing followed,
  * and the operator waited for an end. */
