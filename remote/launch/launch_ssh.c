@@ -356,30 +356,41 @@ static size_t pollfds(void *run, struct pollfd *fds, size_t cap, int64_t *deadli
     return n;
 }
 
-/* A group we never saw end. Only a stop whose command ran to its end, a wrapping shell that
- * said its stop of what the command left was over, or a command that exited 0 (a trial that
- * finished) where no stop of what it left was tried, is known to leave nothing: a dropped
- * connection kills nothing, and the exit status or signal that arrives as sshd's session
- * dies, or a command that failed, says nothing of the processes its group started in the
- * background. */
-static int part_lost(const Part *p)
+/* A group we never saw end, and why (returns 1, *cause set). Only a stop whose command ran to
+ * its end, a wrapping shell that said its stop of what the command left was over, or a
+ * command that exited 0 (a trial that finished) where no stop of what it left was tried, is
+ * known to leave nothing: a dropped connection kills nothing, and the exit status or signal
+ * that arrives as sshd's session dies, or a command that failed, says nothing of the
+ * processes its group started in the background. A drop is named first: a stop over the
+ * dropped connection went unanswered because of it. */
+static int part_lost(const Part *p, ProcLostCause *cause)
 {
     if (!p->pgid || (p->killer && rexec_outcome(p->killer) == EXEC_EXITED))
         return 0;
     if (p->end_stopped && !p->ended_stop) /* its wrapping shell stopped what it left */
         return 0;
-    if (p->ended_stop) /* the stop of what it left went unanswered */
-        return 1;
-    return !(rexec_outcome(p->x) == EXEC_EXITED && rexec_exit_status(p->x) == 0);
+    ExecOutcome out = rexec_outcome(p->x);
+    if (out == EXEC_SSH_FAILED)
+        *cause = PROC_LOST_DROPPED;
+    else if (p->ended_stop) /* the stop of what it left went unanswered */
+        *cause = PROC_LOST_STOP_UNANSWERED;
+    else if (out == EXEC_EXITED && rexec_exit_status(p->x) == 0)
+        return 0;
+    else if (p->killer || out == EXEC_CLOSED) /* its stop, given up at the stop's deadline */
+        *cause = PROC_LOST_STOP_UNANSWERED;
+    else
+        *cause = PROC_LOST_FAILED;
+    return 1;
 }
 
 static void finish(SshRun *r)
 {
+    ProcLostCause cause;
     for (size_t i = 0; i < r->n && r->cfg.on_proc_lost; i++)
-        if (part_lost(&r->parts[i]))
+        if (part_lost(&r->parts[i], &cause))
             r->cfg.on_proc_lost(r->cfg.userdata, r->schedule->trial,
                                 launch_ssh_machine_name(r, &r->parts[i]), r->parts[i].pgid,
-                                r->parts[i].mark);
+                                r->parts[i].mark, cause);
     Observation *o = trial_accumulator_finish(r->acc);
     if (!launcher_end_by_us(o, r->cancelled, r->timed_out, r->cfg.timeout_s)) {
         if (r->failure_status != TRIAL_OK)

@@ -23,6 +23,16 @@ typedef void (*LaunchLogFn)(void *userdata, const char *machine, StreamKind stre
  * them from any other, even those that left the group (orphans.h). */
 typedef void (*LaunchProcFn)(void *userdata, int trial, const char *machine, long pgid,
                              const char *mark);
+/* Why a group's end was not seen (LaunchConfig.on_proc_lost): each leaves it possibly running
+ * for its own reason, and the journal says which. */
+typedef enum {
+    PROC_LOST_DROPPED,         /* its connection dropped: a drop kills nothing there */
+    PROC_LOST_FAILED,          /* its command failed, and no stop of what it left ran */
+    PROC_LOST_STOP_UNANSWERED, /* a stop of its group (or of what its command left) was sent
+                                * but not seen to run to its end */
+} ProcLostCause;
+typedef void (*LaunchProcLostFn)(void *userdata, int trial, const char *machine, long pgid,
+                                 const char *mark, ProcLostCause cause);
 /* slurm through a login node: at the trial's end, its steps ("JOB.STEP JOB.STEP ...") when
  * the login node's connection dropped under its srun: nobody saw them end, and no scancel
  * could reach them; they may still run there. */
@@ -54,7 +64,7 @@ typedef struct {
     LaunchProcFn on_proc; /* optional; shares userdata with on_log */
     /* optional, per-host/single: at the trial's end, a group not seen to end (its connection
      * dropped, its command failed, or its stop went unanswered): it may still run there. */
-    LaunchProcFn on_proc_lost;
+    LaunchProcLostFn on_proc_lost;
     void *userdata;
     LaunchStepsFn on_steps_left; /* optional, slurm; its own userdata: */
     void *steps_userdata;

@@ -326,10 +326,10 @@ static void on_proc(void *userdata, int trial, const char *machine, long pgid,
 }
 
 static void on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
-                         const char *mark)
+                         const char *mark, ProcLostCause cause)
 {
     Session *s = userdata;
-    tune_procs_on_proc_lost(&s->procs, trial, machine, pgid, mark);
+    tune_procs_on_proc_lost(&s->procs, trial, machine, pgid, mark, cause);
 }
 
 int session_open(Session *s, const SessionSpec *spec, Error *err)

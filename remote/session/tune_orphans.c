@@ -45,18 +45,33 @@ static void journal_stop(TuneJournal *tj, const Orphan *o)
     journal_stop_result(tj, o->trial, o->machine, o->pgid, o->mark, o->result);
 }
 
+const char *tune_procs_lost_result(ProcLostCause cause)
+{
+    /* "its end was not seen" first, for every cause: what a reader of the journal looks for */
+    switch (cause) {
+    case PROC_LOST_DROPPED:
+        return "not stopped: its end was not seen (its connection dropped, which stops nothing "
+               "there)";
+    case PROC_LOST_FAILED:
+        return "not stopped: its end was not seen (its command failed, and what it started may "
+               "still run)";
+    case PROC_LOST_STOP_UNANSWERED:
+        break;
+    }
+    return "not stopped: its end was not seen (the stop of its group went unanswered)";
+}
+
 void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
-                             const char *mark)
+                             const char *mark, ProcLostCause cause)
 {
     TuneProcs *pl = userdata;
     /* Journaled now, before its trial's outcome: a session killed before the stop before the
      * next trial or its end's sweep left a finished trial's group that no resume looked at
      * (a resume stops a finished trial's group only when its last stop line says "not
      * stopped"). The stop that decides it writes the line after this one. Kept even out of
-     * memory for the list: the resume still finds it. */
-    journal_stop_result(pl->tj, trial, machine, pgid, mark,
-                        "not stopped: its end was not seen (its connection dropped, its command "
-                        "failed, or the stop of what it left went unanswered)");
+     * memory for the list: the resume still finds it. The reason is this group's cause: one
+     * sentence naming all three left the operator to guess which. */
+    journal_stop_result(pl->tj, trial, machine, pgid, mark, tune_procs_lost_result(cause));
     orphans_add(&pl->lost, trial, machine, pgid, mark);
 }
 

@@ -20,11 +20,15 @@ typedef struct {
 /* LaunchConfig.on_proc with a TuneProcs as userdata: journals the group and keeps it. */
 void tune_procs_on_proc(void *userdata, int trial, const char *machine, long pgid,
                         const char *mark);
-/* LaunchConfig.on_proc_lost with a TuneProcs as userdata: journals it "not stopped" at once
- * (a resume stops it should the session die before a later stop decides it) and keeps it to
- * stop before the next trial on that machine. */
+/* LaunchConfig.on_proc_lost with a TuneProcs as userdata: journals it "not stopped" at once,
+ * with why for its cause (tune_procs_lost_result; a resume stops it should the session die
+ * before a later stop decides it) and keeps it to stop before the next trial on that
+ * machine. */
 void tune_procs_on_proc_lost(void *userdata, int trial, const char *machine, long pgid,
-                             const char *mark);
+                             const char *mark, ProcLostCause cause);
+/* The journal's result for a group lost for `cause`: "not stopped: its end was not seen
+ * (its connection dropped)" and the like. */
+const char *tune_procs_lost_result(ProcLostCause cause);
 
 /* One line per group stopped (or not), e.g. "interrupted trial 2: process group 123 on h1:
  * stopped". */

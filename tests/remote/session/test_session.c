@@ -826,7 +826,8 @@ static void trial_1_drops(void *ud, TunerEvent ev, const TrialRecord *rec)
     if (ev != TUNER_EVENT_STARTED || rec->suggestion.schedule->trial != 1)
         return;
     tune_procs_on_proc(&lost_session->procs, 1, "m0", (long)lost_daemon, lost_mark);
-    tune_procs_on_proc_lost(&lost_session->procs, 1, "m0", (long)lost_daemon, lost_mark);
+    tune_procs_on_proc_lost(&lost_session->procs, 1, "m0", (long)lost_daemon, lost_mark,
+                            PROC_LOST_DROPPED);
 }
 
 Test(session, a_finished_trials_dropped_group_is_stopped_by_a_resume_after_a_kill,
@@ -900,6 +901,33 @@ static int stop_results(const char *path, long pgid, char results[4][512])
     return n;
 }
 
+/* Each group whose end was not seen is journaled with its own cause, under the field and
+ * the words ("not stopped: its end was not seen") a reader looks for. Regression: one
+ * sentence named all three causes, and the operator could not tell which it was. */
+Test(session, a_lost_group_is_journaled_with_the_cause_its_launcher_saw)
+{
+    Cluster *c;
+    Session *s = session_with_a_closed_host(&c);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4301, NULL, PROC_LOST_DROPPED);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4302, NULL, PROC_LOST_FAILED);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4303, NULL, PROC_LOST_STOP_UNANSWERED);
+    cr_assert_eq(s->procs.lost.n, 3, "each kept for the next trial's stop");
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    cluster_free(c);
+    const char *want[] = {
+        "not stopped: its end was not seen (its connection dropped, which stops nothing there)",
+        "not stopped: its end was not seen (its command failed, and what it started may still "
+        "run)",
+        "not stopped: its end was not seen (the stop of its group went unanswered)"};
+    for (long k = 0; k < 3; k++) {
+        char results[4][512];
+        cr_assert_eq(stop_results(path, 4301 + k, results), 1, "group %ld", 4301 + k);
+        cr_assert_str_eq(results[0], want[k]);
+    }
+}
+
 /* A stop before a trial that could not reach a dropped connection's group (its host refuses:
  * a closed port) journals its own "not stopped: why", after the drop's line: the group's last
  * word is what the latest stop knew, should the session be killed now. Regression: only the
@@ -909,7 +937,7 @@ Test(session, a_stop_before_a_trial_that_cannot_reach_a_dropped_group_journals_i
     Cluster *c;
     Session *s = session_with_a_closed_host(&c);
     tune_procs_on_proc(&s->procs, 1, "m0", 4242, NULL);
-    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4242, NULL);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", 4242, NULL, PROC_LOST_DROPPED);
     Schedule *sch = fixture_schedule(c, 10);
     sch->trial = 2;
     sch->worker[0] = sch->ps[0] = 1;
@@ -948,7 +976,7 @@ Test(session, a_dropped_group_found_gone_at_the_end_is_journaled_so_no_resume_lo
     cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
     s->pool = sshd_fixture_pool(&lost_sshd, "m0"); /* the session frees it */
     tune_procs_on_proc(&s->procs, 1, "m0", (long)child, NULL);
-    tune_procs_on_proc_lost(&s->procs, 1, "m0", (long)child, NULL);
+    tune_procs_on_proc_lost(&s->procs, 1, "m0", (long)child, NULL, PROC_LOST_DROPPED);
     n_lost_said = 0;
     session_stop_leftovers(s, keep_line, NULL);
     session_journal_end(s);
