@@ -529,6 +529,9 @@ stops = [i for i, e in enumerate(ev) if e["event"] == "remote_process_stop" and 
 fin1 = [i for i, e in enumerate(ev) if e["event"] == "finished" and e["trial"] == 1]
 dropped = [i for i in stops if ev[i]["result"].startswith("not stopped: its end was not seen")]
 assert fin1 and "h2" in [ev[i]["machine"] for i in dropped if i < fin1[0]], ev
+# with its cause: the connection dropped (not a failed command, nor an unanswered stop)
+assert [ev[i]["result"] for i in dropped if ev[i]["machine"] == "h2"][0] == \
+    "not stopped: its end was not seen (its connection dropped, which stops nothing there)", ev
 stops = [i for i in stops if i not in dropped]
 proc2 = [i for i, e in enumerate(ev) if e["event"] == "remote_process" and e["trial"] == 2]
 assert stops and proc2 and stops[0] < proc2[0], (stops, proc2)
