@@ -4,6 +4,10 @@
 #define TUNEDECK_AUTHWORDS_H
 
 #include <stddef.h>
+#include <sys/un.h>
+
+/* sun_path's size: a longer socket path is cut by libssh (authwords_connect_errno). */
+#define AUTHWORDS_SUN_PATH (sizeof ((struct sockaddr_un *)0)->sun_path)
 
 /* The agent libssh 0.10.6 asked for keys (agent.c: the ssh config's IdentityAgent socket,
  * else $SSH_AUTH_SOCK's, connected at the first ask; none when that is unset or empty, or the
@@ -22,10 +26,18 @@ typedef struct {
 /* The socket libssh asked: the IdentityAgent one, else $SSH_AUTH_SOCK (NULL when neither). */
 const char *authwords_socket(const AuthAgent *a);
 
+/* Why a connect to the agent socket `path` fails now, 0 when it takes one, as libssh's
+ * connect at the first ask did (socket.c's ssh_socket_unix; a listener with a full backlog is
+ * there: taken as answering). libssh copies the path into sun_path with snprintf: a path of
+ * AUTHWORDS_SUN_PATH bytes or more is cut to its first AUTHWORDS_SUN_PATH - 1, and that cut
+ * path is the one it connects to, so it is the one probed here. */
+int authwords_connect_errno(const char *path);
+
 /* The agent's part alone: "no agent key was accepted" when one was asked; else why none
  * was: "no agent is running (SSH_AUTH_SOCK unset)" (or "empty"), "no agent answers at
  * SSH_AUTH_SOCK (PATH: WHY)", "the agent is turned off (IdentityAgent none at CONFIG:LINE)",
- * "no agent answers at PATH (from IdentityAgent at CONFIG:LINE): WHY". */
+ * "no agent answers at PATH (from IdentityAgent at CONFIG:LINE): WHY". A PATH that libssh
+ * cuts is followed by "(libssh connects to its first 107 bytes, CUT)". */
 void authwords_agent(const AuthAgent *a, char *out, size_t cap);
 
 /* The agent and the key files together: "no agent key or identity file was accepted" when an

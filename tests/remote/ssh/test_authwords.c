@@ -3,6 +3,12 @@
  * went looking for an agent problem that did not exist. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "remote/ssh/authwords.h"
 
@@ -83,4 +89,39 @@ Test(authwords, an_identity_agent_socket_that_does_not_answer_is_named_with_why)
                           "variable)");
     authwords_none_accepted(&live, out, sizeof out);
     cr_assert_str_eq(out, "no agent key or identity file was accepted", "SSH_AUTH_SOCK unset");
+}
+
+/* libssh copies the agent's socket path into sun_path with snprintf, cut to its first 107
+ * bytes, and connects there. Regression: the probe refused such a path (ENAMETOOLONG) and a
+ * failed login said no agent answered, where libssh had asked the agent at the cut path. */
+Test(authwords, a_socket_path_too_long_for_sun_path_is_probed_cut_as_libssh_connects)
+{
+    char dir[] = "/tmp/authwords-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cut[AUTHWORDS_SUN_PATH], path[AUTHWORDS_SUN_PATH + 16];
+    size_t pad = AUTHWORDS_SUN_PATH - 1 - strlen(dir) - 1;
+    snprintf(cut, sizeof cut, "%s/%0*d", dir, (int)pad, 0);
+    cr_assert_eq(strlen(cut), AUTHWORDS_SUN_PATH - 1);
+    snprintf(path, sizeof path, "%s.sock", cut);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path, cut, strlen(cut) + 1);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    cr_assert_eq(listen(fd, 4), 0);
+    int got = authwords_connect_errno(path);
+    close(fd);
+    unlink(cut);
+    int gone = authwords_connect_errno(path);
+    rmdir(dir);
+    cr_assert_eq(got, 0, "libssh connects to the cut path, where an agent listens: %s",
+                 strerror(got));
+    cr_assert_eq(gone, ENOENT);
+    AuthAgent a = {.auth_sock = path, .connect_errno = gone};
+    char out[1200], want[1200];
+    authwords_agent(&a, out, sizeof out);
+    snprintf(want, sizeof want,
+             "no agent answers at SSH_AUTH_SOCK (%s (libssh connects to its first %zu bytes, "
+             "%s): No such file or directory)",
+             path, AUTHWORDS_SUN_PATH - 1, cut);
+    cr_assert_str_eq(out, want);
 }
