@@ -183,6 +183,17 @@ static void agent_now(const Host *h, AuthAgent *a)
         a->config_sock = h->cfg.agent.file;
         a->config_where = h->cfg.agent.where;
     }
+    /* IdentityAgent lines under Match exec: each a socket libssh may have asked */
+    a->config_unknown |= h->cfg.n_agent_maybe > AUTHWORDS_MAYBE;
+    for (size_t i = 0; i < h->cfg.n_agent_maybe && i < AUTHWORDS_MAYBE; i++) {
+        const SshconfigFile *m = &h->cfg.agent_maybe[i];
+        AuthMaybe *am = &a->maybe[a->n_maybe++];
+        am->sock = m->file[0] ? m->file : NULL;
+        am->where = m->where;
+        const char *sock = am->sock ? am->sock : a->auth_sock;
+        if (!a->config_unknown && sock && sock[0])
+            am->connect_errno = authwords_connect_errno(sock);
+    }
     const char *sock = authwords_socket(a);
     if (!a->config_unknown && sock && sock[0])
         a->connect_errno = authwords_connect_errno(sock);
