@@ -45,6 +45,7 @@ static size_t find_anonymous(const GpuTable *t, const GpuSample *g)
 /* The period ended: what it did not list is gone from nvidia-smi's answer. */
 static void begin_period(GpuTable *t)
 {
+    t->period_lines = t->lines;
     size_t k = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (!t->listed[i])
@@ -65,6 +66,12 @@ int gputable_take_line(GpuTable *t, const char *line, Error *err)
     size_t i;
     if (anonymous(&g)) {
         i = find_anonymous(t, &g);
+        /* A line that would be a GPU more where the period already has as many lines as the
+         * last complete one had: the next period's first (gputable.h). */
+        if (i == t->n && t->period_lines && t->lines >= t->period_lines) {
+            begin_period(t);
+            i = find_anonymous(t, &g);
+        }
     } else {
         i = find_named(t, &g);
         if (i < t->n && t->listed[i]) { /* listed twice: the next period's first line */
@@ -83,6 +90,11 @@ int gputable_take_line(GpuTable *t, const char *line, Error *err)
     t->place[i] = t->lines++;
     t->listed[i] = 1;
     return rc;
+}
+
+void gputable_new_process(GpuTable *t)
+{
+    t->period_lines = 0;
 }
 
 size_t gputable_readable(const GpuTable *t)

@@ -217,6 +217,7 @@ void gpuwatch_step(GpuWatch *w, int64_t now_ms)
             hostpool_info(w->pool, h->host, &hi);
             if (hi.state == HOST_READY) {
                 h->restart_at_ms = 0;
+                gputable_new_process(&h->gpus);
                 start_channels(w, h);
             }
         }

@@ -53,7 +53,7 @@ static int number(const char *text, double max, int brackets_unknown, double *ou
 {
     *known = 0;
     *out = 0;
-    if (!text || !text[0] || strcmp(text, "N/A") == 0 || no_reading(text) ||
+    if (!text[0] || strcmp(text, "N/A") == 0 || no_reading(text) ||
         (brackets_unknown && text[0] == '['))
         return 0;
     /* a '-' is let through to be refused by the range below, which says what fits */
@@ -174,7 +174,9 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
     size_t n = split(buf, f, MAX_FIELDS);
     char *end;
     long pid = strtol(f[0], &end, 10);
-    if (n < 2 || n > 3 || end == f[0] || *end || pid <= 0)
+    /* As for a GPU line: nvidia-smi prints every field asked for, so a line of 2 was cut or
+     * garbled, and was read as a process of unknown memory. */
+    if (n != 3 || end == f[0] || *end || pid <= 0)
         return error_set(err,
                          "nvidia-smi process line '%.80s': expected pid, gpu_uuid, "
                          "used_memory (3 fields, the pid above 0), found %zu fields",
@@ -182,7 +184,7 @@ int nvsmi_parse_app_line(const char *line, GpuProcess *out, Error *err)
     out->pid = pid;
     snprintf(out->gpu_uuid, sizeof out->gpu_uuid, "%s", f[1]);
     int k;
-    if (number(n > 2 ? f[2] : NULL, 1e9, 1, &out->used_mib, &k, "used_memory", err) < 0)
+    if (number(f[2], 1e9, 1, &out->used_mib, &k, "used_memory", err) < 0)
         return -1;
     out->has_used = (unsigned)k;
     return 0;

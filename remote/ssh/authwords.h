@@ -4,14 +4,34 @@
 #define TUNEDECK_AUTHWORDS_H
 
 #include <stddef.h>
+#include <sys/un.h>
+
+/* sun_path's size: a longer socket path is cut by libssh (authwords_connect_errno). */
+#define AUTHWORDS_SUN_PATH (sizeof ((struct sockaddr_un *)0)->sun_path)
 
 /* The agent libssh 0.10.6 asked for keys (agent.c: the ssh config's IdentityAgent socket,
  * else $SSH_AUTH_SOCK's, connected at the first ask; none when that is unset or empty, or the
  * connect fails). libssh reads every IdentityAgent value as a socket path: "none" turns the
  * agent off only because no socket is named so (a connect to ./none that fails). */
+/* An IdentityAgent line under a `Match exec` block: libssh ran the command while it parsed
+ * and took the line only if it succeeded; tunedeck does not run it again. */
 typedef struct {
-    int config_unknown;       /* an IdentityAgent line under Match exec may apply: the socket
-                               * asked is not known (the agent counts as asked) */
+    const char *sock;  /* the socket it names, NULL when it leaves $SSH_AUTH_SOCK's */
+    const char *where; /* its config:line */
+    int connect_errno; /* the connect to sock (auth_sock when NULL): 0 when it took one */
+} AuthMaybe;
+
+enum { AUTHWORDS_MAYBE = 4 };
+
+typedef struct {
+    int config_unknown;       /* which socket libssh asked cannot be told (the agent counts as
+                               * asked) */
+    /* The Match exec lines before config_sock's, in order: libssh asked the first whose
+     * command succeeded, else authwords_socket's. The agent counts as asked when every one
+     * of these sockets answers, as not asked when none does; else the words say which
+     * answers and which does not. */
+    AuthMaybe maybe[AUTHWORDS_MAYBE];
+    size_t n_maybe;
     const char *config_sock;  /* the IdentityAgent socket asked instead of auth_sock, NULL none */
     const char *config_where; /* its config:line */
     const char *auth_sock;    /* $SSH_AUTH_SOCK, NULL when unset */
@@ -22,10 +42,22 @@ typedef struct {
 /* The socket libssh asked: the IdentityAgent one, else $SSH_AUTH_SOCK (NULL when neither). */
 const char *authwords_socket(const AuthAgent *a);
 
+/* Why a connect to the agent socket `path` fails now, 0 when it takes one, as libssh's
+ * connect at the first ask did (socket.c's ssh_socket_unix; a listener with a full backlog is
+ * there: taken as answering). libssh copies the path into sun_path with snprintf: a path of
+ * AUTHWORDS_SUN_PATH bytes or more is cut to its first AUTHWORDS_SUN_PATH - 1, and that cut
+ * path is the one it connects to, so it is the one probed here. */
+int authwords_connect_errno(const char *path);
+
 /* The agent's part alone: "no agent key was accepted" when one was asked; else why none
  * was: "no agent is running (SSH_AUTH_SOCK unset)" (or "empty"), "no agent answers at
  * SSH_AUTH_SOCK (PATH: WHY)", "the agent is turned off (IdentityAgent none at CONFIG:LINE)",
- * "no agent answers at PATH (from IdentityAgent at CONFIG:LINE): WHY". */
+ * "no agent answers at PATH (from IdentityAgent at CONFIG:LINE): WHY". A PATH that libssh
+ * cuts is followed by "(libssh connects to its first 107 bytes, CUT)". With IdentityAgent lines
+ * under Match exec whose sockets do not answer either, "; nor at PATH (IdentityAgent at
+ * CONFIG:LINE, under Match exec): WHY" follows, one each; when some answer and some do not,
+ * "no agent key was accepted, if an agent was asked: libssh asked PATH (answers) if the Match
+ * exec command of IdentityAgent at CONFIG:LINE succeeded, else ... (does not answer: WHY)". */
 void authwords_agent(const AuthAgent *a, char *out, size_t cap);
 
 /* The agent and the key files together: "no agent key or identity file was accepted" when an

@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "remote/ssh/authwords.h"
@@ -174,26 +172,6 @@ static void unreadable_keys(const Host *h, char *out, size_t cap)
     }
 }
 
-/* Why a connect to the agent socket `path` fails now, 0 when it takes one, as libssh's
- * connect at the first ask did (a listener with a full backlog is there: taken as
- * answering). */
-static int agent_connect_errno(const char *path)
-{
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof addr.sun_path)
-        return ENAMETOOLONG; /* libssh connects to it cut to fit (socket.c): rarely a socket */
-    memcpy(addr.sun_path, path, strlen(path) + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return errno;
-    int why = 0;
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0 && errno != EAGAIN &&
-        errno != EINPROGRESS)
-        why = errno;
-    close(fd);
-    return why;
-}
-
 /* The agent as libssh found it (authwords.h): the ssh config's IdentityAgent socket, else
  * $SSH_AUTH_SOCK's, and whether it takes a connection now (a relative one, "none" too, from
  * the working directory, as libssh's). Asked after the login failed, so the agent may have
@@ -205,9 +183,20 @@ static void agent_now(const Host *h, AuthAgent *a)
         a->config_sock = h->cfg.agent.file;
         a->config_where = h->cfg.agent.where;
     }
+    /* IdentityAgent lines under Match exec: each a socket libssh may have asked */
+    a->config_unknown |= h->cfg.n_agent_maybe > AUTHWORDS_MAYBE;
+    for (size_t i = 0; i < h->cfg.n_agent_maybe && i < AUTHWORDS_MAYBE; i++) {
+        const SshconfigFile *m = &h->cfg.agent_maybe[i];
+        AuthMaybe *am = &a->maybe[a->n_maybe++];
+        am->sock = m->file[0] ? m->file : NULL;
+        am->where = m->where;
+        const char *sock = am->sock ? am->sock : a->auth_sock;
+        if (!a->config_unknown && sock && sock[0])
+            am->connect_errno = authwords_connect_errno(sock);
+    }
     const char *sock = authwords_socket(a);
     if (!a->config_unknown && sock && sock[0])
-        a->connect_errno = agent_connect_errno(sock);
+        a->connect_errno = authwords_connect_errno(sock);
 }
 
 void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
@@ -242,7 +231,7 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
      * inventory's identity loaded, that key alone. */
     AuthAgent agent;
     agent_now(h, &agent);
-    char tried[700];
+    char tried[1200];
     if (h->passphrase_needed)
         host_down(p, h, now_ms,
                   "authentication failed: the identity %s is encrypted and no ssh-agent "

@@ -246,30 +246,36 @@ enum { SSHCONFIG_AGENT_WIDE = 65536 }; /* past any home folder and value a confi
 
 /* An IdentityAgent line that applies to the host (sshconfig.h): libssh takes the first one's
  * value as a socket path, ~ expanded (ssh_options_set: an empty value, or one whose ~user is
- * unknown, leaves none, and $SSH_AUTH_SOCK is asked). */
+ * unknown, leaves none, and $SSH_AUTH_SOCK is asked). Under a Match exec block it took effect
+ * only if the command succeeded (libssh marks the keyword seen only then): a candidate, and
+ * the lines after it still count. */
 static void agent_line(Walk *w, const char *arg, const char *where)
 {
     SshconfigHostFiles *out = w->out;
-    if (out->agent_final)
+    if (out->agent_final || out->agent_unknown)
         return;
-    out->agent_final = 1;
+    SshconfigFile *slot = &out->agent;
     if (w->applies == SSHMATCH_MAYBE) {
-        out->agent_unknown = 1;
-        return;
-    }
+        if (out->n_agent_maybe == SSHCONFIG_AGENT_MAYBE) {
+            out->agent_unknown = 1;
+            return;
+        }
+        slot = &out->agent_maybe[out->n_agent_maybe++];
+    } else
+        out->agent_final = 1;
+    slot->file[0] = 0;
+    snprintf(slot->where, sizeof slot->where, "%s", where);
     if (!arg || !arg[0])
         return;
-    if (sshpath_tilde(arg, NULL, out->agent.file, sizeof out->agent.file) < 0) {
-        out->agent.file[0] = 0;
+    if (sshpath_tilde(arg, NULL, slot->file, sizeof slot->file) < 0) {
+        slot->file[0] = 0;
         /* an unknown ~user leaves none; a value, or its expansion, too long to keep here is
          * still asked (libssh has no such limit): which agent answered is not known */
         char *wide = malloc(SSHCONFIG_AGENT_WIDE);
-        out->agent_unknown = strlen(arg) >= sizeof out->agent.file - 1 || !wide ||
+        out->agent_unknown = strlen(arg) >= sizeof slot->file - 1 || !wide ||
                              sshpath_tilde(arg, NULL, wide, SSHCONFIG_AGENT_WIDE) == 0;
         free(wide);
-        return;
     }
-    snprintf(out->agent.where, sizeof out->agent.where, "%s", where);
 }
 
 /* The user a HostName value sets, into user ("" none). libssh 0.10.6 expands the value

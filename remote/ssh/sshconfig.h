@@ -26,6 +26,7 @@
 int sshconfig_check_trusted(const char *path, const char *ssh_dir, Error *err);
 
 /* One file a config line names for one host: the file, and "config:line". */
+enum { SSHCONFIG_AGENT_MAYBE = 4 }; /* Match exec IdentityAgent lines kept (agent_maybe) */
 typedef struct {
     char file[1024];
     char where[1100];
@@ -54,13 +55,21 @@ typedef struct {
      * exec block's "yes" counts too (hashing never changes which keys match). */
     int hash_known_hosts, hash_known_final;
     /* The socket libssh 0.10.6 asks for keys instead of $SSH_AUTH_SOCK's (authwords.h): the
-     * first IdentityAgent line that applies (config.c's `seen`: later ones are skipped, in
-     * the global file too), its value with ~ expanded as ssh_path_expand_tilde does and nothing
-     * else ("none" and "SSH_AUTH_SOCK" are file names to libssh, in its working directory), and
-     * "config:line". agent.file is "" when no line applies, or the first one has no value or
-     * one libssh cannot expand (it asks $SSH_AUTH_SOCK's then), or when agent_unknown: the
-     * first line that may apply is under Match exec, so which socket was asked is not known. */
+     * first IdentityAgent line that surely applies (config.c's `seen`: later ones are skipped,
+     * in the global file too), its value with ~ expanded as ssh_path_expand_tilde does and
+     * nothing else ("none" and "SSH_AUTH_SOCK" are file names to libssh, in its working
+     * directory), and "config:line". agent.file is "" when no line applies, or the first one
+     * has no value or one libssh cannot expand (it asks $SSH_AUTH_SOCK's then).
+     * libssh runs a `Match exec` command while it parses ($SHELL -c, else /bin/sh; the block
+     * applies when it exits 0, or above 0 when negated) and tunedeck does not run it again:
+     * the IdentityAgent lines under such blocks before `agent`'s are kept in agent_maybe, in
+     * order, each the socket libssh asked if its command succeeded and no earlier one's did
+     * (its file "" when that line leaves $SSH_AUTH_SOCK's). agent_unknown: which socket was
+     * asked cannot be told (a value too long to keep here, or more than
+     * SSHCONFIG_AGENT_MAYBE such lines). */
     SshconfigFile agent;
+    SshconfigFile agent_maybe[SSHCONFIG_AGENT_MAYBE];
+    size_t n_agent_maybe;
     int agent_unknown, agent_final;
 } SshconfigHostFiles;
 

@@ -401,6 +401,15 @@ SSH_AUTH_SOCK="$T/agent.sock" TUNEDECK_SSH_CONFIG="$T/agent-dead.config" \
     "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk5" 2>&1 || true
 SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-live.config" \
     "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk6" 2>&1 || true
+# libssh runs a Match exec command while it parses and takes the block's IdentityAgent only if
+# it succeeded; tunedeck does not run it again, so it probes both sockets libssh may have
+# asked. Regression: such a line counted as an agent asked, with no agent anywhere.
+printf 'Match exec true\n    IdentityAgent %s\n' "$T/no-agent.sock" > "$T/agent-exec-dead.config"
+printf 'Match exec false\n    IdentityAgent %s\n' "$T/agent.sock" > "$T/agent-exec-live.config"
+SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-dead.config" \
+    "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk7" 2>&1 || true
+SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-live.config" \
+    "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk8" 2>&1 || true
 kill "$AGENT_PID" 2>/dev/null
 wait "$AGENT_PID" 2>/dev/null
 AGENT_PID=
@@ -412,6 +421,10 @@ check "with an IdentityAgent socket that does not answer, the failure names it, 
     grep -q "h1 ssh-failed: .*: no agent answers at $T/no-agent.sock (from IdentityAgent at $T/agent-dead.config:2): No such file or directory, and the identity $T/missing_key" "$T/nk5"
 check "with an IdentityAgent socket that answers, the agent counts as asked whatever SSH_AUTH_SOCK says" \
     grep -q "h1 ssh-failed: .*: no agent key was accepted, and the identity $T/missing_key" "$T/nk6"
+check "with an IdentityAgent under Match exec and no agent at either socket, the failure says none was asked" \
+    grep -q "h1 ssh-failed: .*: no agent is running (SSH_AUTH_SOCK empty); nor at $T/no-agent.sock (IdentityAgent at $T/agent-exec-dead.config:2, under Match exec): No such file or directory, and the identity $T/missing_key" "$T/nk7"
+check "with an IdentityAgent under Match exec where only that socket answers, the failure says which socket hangs on the command" \
+    grep -q "h1 ssh-failed: .*: no agent key was accepted, if an agent was asked: libssh asked $T/agent.sock (answers) if the Match exec command of IdentityAgent at $T/agent-exec-live.config:2 succeeded, else no socket (SSH_AUTH_SOCK empty), and the identity $T/missing_key" "$T/nk8"
 # The inventory's identity, loaded, is the only key offered: the agent is never asked.
 ssh-keygen -q -t ed25519 -N '' -f "$T/stranger_key"
 python3 - "$T/inv.json" "$T/inv-stranger.json" "$T/stranger_key" <<'EOF'

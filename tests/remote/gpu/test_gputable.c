@@ -183,6 +183,38 @@ Test(gputable, lines_naming_no_gpu_with_the_same_texts_stay_one_entry_each)
     cr_assert(strstr(t->gpus[0].error, "C1:00.0") && strstr(t->gpus[1].error, "C2:00.0"));
 }
 
+/* Every GPU of a host falls off the bus: from then on no line names its GPU, nothing marks a
+ * period, and lines whose text changes each period (the error, a count in it) added two
+ * entries each period, up to 64, all but two ghosts. The last complete period had two lines,
+ * and one -lms process lists as many every period: a line that would add a third entry begins
+ * the next period, and the table holds two. */
+Test(gputable, lines_naming_no_gpu_whose_texts_change_stay_as_many_as_the_last_period_had)
+{
+    GpuTable *t = empty_table();
+    const GpuSample *g = t->gpus;
+    for (int period = 0; period < 2; period++) {
+        take(t, "0, GPU-a, A100, 10, 1000, 40960");
+        take(t, "1, GPU-b, A100, 10, 1000, 40960");
+    }
+    for (int period = 0; period < 10; period++) {
+        char first[128], second[128];
+        snprintf(first, sizeof first, "GPU 00000000:C1:00.0: Unknown Error after %d ms", period);
+        snprintf(second, sizeof second, "GPU 00000000:C2:00.0: Unknown Error after %d ms", period);
+        take(t, first);
+        take(t, second);
+        if (period == 0)
+            continue; /* the GPUs that named themselves are kept until a period ends */
+        cr_assert_eq(t->n, 2, "period %d: %zu GPUs listed of 2 lines", period, t->n);
+        cr_assert(strstr(g[0].error, first) && strstr(g[1].error, second),
+                  "period %d: '%s', '%s' are not the latest lines", period, g[0].error,
+                  g[1].error);
+    }
+    cr_assert_eq(gputable_readable(t), 0);
+    /* A new -lms process may list another count: the last one's bounds none of its periods. */
+    gputable_new_process(t);
+    cr_assert_eq(t->period_lines, 0);
+}
+
 Test(gputable, a_process_joins_no_gpu_whose_uuid_did_not_read)
 {
     GpuTable *t = empty_table();

@@ -159,6 +159,12 @@ Test(nvsmi, more_fields_than_the_query_is_an_error_not_read_off_by_one)
     cr_assert_eq(nvsmi_parse_app_line("4242, GPU-a, 30500, 7", &p, &err), -1);
     cr_assert(strstr(err.msg, "(3 fields, the pid above 0), found 4 fields"), "%s", err.msg);
     cr_assert_eq(nvsmi_parse_app_line("4242, GPU-a, 30500", &p, &err), 0, "%s", err.msg);
+    /* Regression: a process line of 2 fields (cut or garbled: nvidia-smi prints all 3) was
+     * read as a process of unknown memory. */
+    cr_assert_eq(nvsmi_parse_app_line("4242, GPU-a", &p, &err), -1,
+                 "a short process line was taken");
+    cr_assert(strstr(err.msg, "(3 fields, the pid above 0), found 2 fields"), "%s", err.msg);
+    cr_assert_eq(nvsmi_parse_app_line("4242", &p, &err), -1);
 }
 
 Test(nvsmi, memory_used_above_total_or_a_total_of_zero_is_an_error)

@@ -3,6 +3,12 @@
  * went looking for an agent problem that did not exist. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "remote/ssh/authwords.h"
 
@@ -34,9 +40,10 @@ Test(authwords, no_agent_says_so_with_why)
                           "no identity file was accepted");
 }
 
-/* The ssh config's IdentityAgent replaces SSH_AUTH_SOCK for libssh: under Match exec it may
- * apply, so an agent may have been asked whatever the environment says. */
-Test(authwords, an_identity_agent_line_that_may_apply_counts_as_an_agent_asked)
+/* The ssh config's IdentityAgent replaces SSH_AUTH_SOCK for libssh: where which line libssh
+ * took cannot be told (a value too long to keep, or many under Match exec), an agent may have
+ * been asked whatever the environment says. */
+Test(authwords, an_agent_socket_that_cannot_be_told_counts_as_an_agent_asked)
 {
     AuthAgent a = {.config_unknown = 1};
     char out[700];
@@ -83,4 +90,81 @@ Test(authwords, an_identity_agent_socket_that_does_not_answer_is_named_with_why)
                           "variable)");
     authwords_none_accepted(&live, out, sizeof out);
     cr_assert_str_eq(out, "no agent key or identity file was accepted", "SSH_AUTH_SOCK unset");
+}
+
+/* libssh copies the agent's socket path into sun_path with snprintf, cut to its first 107
+ * bytes, and connects there. Regression: the probe refused such a path (ENAMETOOLONG) and a
+ * failed login said no agent answered, where libssh had asked the agent at the cut path. */
+Test(authwords, a_socket_path_too_long_for_sun_path_is_probed_cut_as_libssh_connects)
+{
+    char dir[] = "/tmp/authwords-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char cut[AUTHWORDS_SUN_PATH], path[AUTHWORDS_SUN_PATH + 16];
+    size_t pad = AUTHWORDS_SUN_PATH - 1 - strlen(dir) - 1;
+    snprintf(cut, sizeof cut, "%s/%0*d", dir, (int)pad, 0);
+    cr_assert_eq(strlen(cut), AUTHWORDS_SUN_PATH - 1);
+    snprintf(path, sizeof path, "%s.sock", cut);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    memcpy(addr.sun_path, cut, strlen(cut) + 1);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    cr_assert_eq(listen(fd, 4), 0);
+    int got = authwords_connect_errno(path);
+    close(fd);
+    unlink(cut);
+    int gone = authwords_connect_errno(path);
+    rmdir(dir);
+    cr_assert_eq(got, 0, "libssh connects to the cut path, where an agent listens: %s",
+                 strerror(got));
+    cr_assert_eq(gone, ENOENT);
+    AuthAgent a = {.auth_sock = path, .connect_errno = gone};
+    char out[1200], want[1200];
+    authwords_agent(&a, out, sizeof out);
+    snprintf(want, sizeof want,
+             "no agent answers at SSH_AUTH_SOCK (%s (libssh connects to its first %zu bytes, "
+             "%s): No such file or directory)",
+             path, AUTHWORDS_SUN_PATH - 1, cut);
+    cr_assert_str_eq(out, want);
+}
+
+/* libssh 0.10.6 runs a Match exec command while it parses and takes the block's IdentityAgent
+ * only if it succeeded; tunedeck does not run it again. Regression: such a line counted as an
+ * agent asked, so with no agent anywhere a failed login still said "no agent key was
+ * accepted". Now every socket libssh may have asked is probed: none answers, none was asked;
+ * all answer, one was; else the words say which answers. */
+Test(authwords, identity_agent_lines_under_match_exec_are_each_a_socket_libssh_may_have_asked)
+{
+    AuthAgent none = {.n_maybe = 2,
+                      .maybe = {{.sock = "/run/a", .where = "cfg:2", .connect_errno = ENOENT},
+                                {.where = "cfg:4"}}},
+              all = {.config_sock = "/run/b",
+                     .config_where = "cfg:6",
+                     .n_maybe = 1,
+                     .maybe = {{.sock = "/run/a", .where = "cfg:2"}}},
+              some = {.auth_sock = "/tmp/ssh-x/agent.1",
+                      .connect_errno = ECONNREFUSED,
+                      .n_maybe = 1,
+                      .maybe = {{.sock = "/run/a", .where = "cfg:2"}}},
+              env = {.config_sock = "/run/b",
+                     .config_where = "cfg:6",
+                     .connect_errno = ENOENT,
+                     .n_maybe = 1,
+                     .maybe = {{.where = "cfg:2", .connect_errno = ECONNREFUSED}},
+                     .auth_sock = "/tmp/ssh-x/agent.1"};
+    char out[1200];
+    authwords_none_accepted(&none, out, sizeof out);
+    cr_assert_str_eq(out, "no agent is running (SSH_AUTH_SOCK unset); nor at /run/a "
+                          "(IdentityAgent at cfg:2, under Match exec): No such file or directory "
+                          "and no identity file was accepted");
+    authwords_none_accepted(&all, out, sizeof out);
+    cr_assert_str_eq(out, "no agent key or identity file was accepted");
+    authwords_agent(&some, out, sizeof out);
+    cr_assert_str_eq(out, "no agent key was accepted, if an agent was asked: libssh asked /run/a "
+                          "(answers) if the Match exec command of IdentityAgent at cfg:2 "
+                          "succeeded, else /tmp/ssh-x/agent.1 (does not answer: Connection "
+                          "refused)");
+    authwords_agent(&env, out, sizeof out);
+    cr_assert_str_eq(out, "no agent answers at /run/b (from IdentityAgent at cfg:6): No such file "
+                          "or directory; nor at SSH_AUTH_SOCK (Connection refused, as "
+                          "IdentityAgent at cfg:2, under Match exec, leaves it)");
 }

@@ -514,17 +514,23 @@ Test(sshconfig, hash_known_hosts_is_the_first_value_that_applies)
 }
 
 /* The IdentityAgent socket the config names for `alias`, "socket@line" ("" none; "?" when
- * which one libssh asks is not known). */
+ * which one libssh asks is not known), after the Match exec lines' ones, each "[socket@line] "
+ * ("[@line] " for one that leaves SSH_AUTH_SOCK's). */
 static void agent_for(const char *alias, char *out, size_t cap)
 {
     SshconfigHostFiles files = files_for(alias);
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < files.n_agent_maybe; i++) {
+        const char *at = strrchr(files.agent_maybe[i].where, ':');
+        used += (size_t)snprintf(out + used, cap - used, "[%s@%s] ", files.agent_maybe[i].file,
+                                 at ? at + 1 : "");
+    }
     const char *at = strrchr(files.agent.where, ':');
     if (files.agent_unknown)
-        snprintf(out, cap, "?");
+        snprintf(out + used, cap - used, "?");
     else if (files.agent.file[0])
-        snprintf(out, cap, "%s@%s", files.agent.file, at ? at + 1 : "");
-    else
-        out[0] = 0;
+        snprintf(out + used, cap - used, "%s@%s", files.agent.file, at ? at + 1 : "");
     sshconfig_host_files_free(&files);
 }
 
@@ -552,7 +558,23 @@ Test(sshconfig, the_first_identity_agent_line_that_applies_names_the_socket_libs
                "Match exec true\n  IdentityAgent /x/agent\n"
                "Host *\n  IdentityAgent none\n");
     agent_for("a", got, sizeof got);
-    cr_assert_str_eq(got, "?", "under Match exec it may apply: which one is asked is not known");
+    cr_assert_str_eq(got, "[/x/agent@2] none@4",
+                     "libssh takes a Match exec line only if its command succeeded (seen is "
+                     "set only then): the next line is the one asked otherwise");
+    write_file("config", 0600,
+               "Match exec false\n  IdentityAgent\n"
+               "Match !exec true\n  IdentityAgent ~/a.sock\n"
+               "Host *\n  IdentityAgent /x/sure\n  IdentityAgent /x/never\n"
+               "Match exec true\n  IdentityAgent /x/after\n");
+    agent_for("a", got, sizeof got);
+    snprintf(want, sizeof want, "[@2] [%s/a.sock@4] /x/sure@6", pw->pw_dir);
+    cr_assert_str_eq(got, want, "each Match exec line before the sure one, none after it");
+    write_file("config", 0600,
+               "Match exec a\n IdentityAgent /1\nMatch exec b\n IdentityAgent /2\n"
+               "Match exec c\n IdentityAgent /3\nMatch exec d\n IdentityAgent /4\n"
+               "Match exec e\n IdentityAgent /5\nHost *\n IdentityAgent /6\n");
+    agent_for("a", got, sizeof got);
+    cr_assert_str_eq(got, "[/1@2] [/2@4] [/3@6] [/4@8] ?", "past 4 of them: not known");
     write_file("config", 0600, "Host *\n  IdentityAgent\n  IdentityAgent /x/later\n");
     agent_for("a", got, sizeof got);
     cr_assert_str_eq(got, "", "an empty first line leaves SSH_AUTH_SOCK's (libssh's `seen`)");
