@@ -184,10 +184,15 @@ printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\n' >"$t
 rc=0
 "$bin" schedule --workload "$tmp/one.csv" --cluster "$tmp/slow.json" --interval 1e7 \
     --events "$tmp/slow.jsonl" --json >"$tmp/slow.out" 2>"$tmp/slow.err" || rc=$?
-[ $rc -eq 1 ] && grep -q "stopped at the simulated-time limit (t=1000000000 s, .*0 of 1 jobs finished" \
+[ $rc -eq 1 ] && grep -q "stopped at the simulated-time limit (t=1000000000 s, .*0 of 1 job finished" \
     "$tmp/slow.err" || fail "a run at the time limit: exit $rc: $(cat "$tmp/slow.err")"
 [ ! -s "$tmp/slow.out" ] || fail "a run at the time limit printed a summary: $(cat "$tmp/slow.out")"
 grep -q '"event":"start"' "$tmp/slow.jsonl" || fail "a run at the time limit kept no events"
+# One job is "1 job" ("1 jobs" was printed), two are "2 jobs".
+"$bin" schedule --workload "$tmp/one.csv" >"$tmp/one.out" || fail "a one-job run failed"
+grep -q "^policy doubling: 1 job, average JCT" "$tmp/one.out" || fail "one job: $(cat "$tmp/one.out")"
+"$bin" schedule --arrival-mean 100 --jobs 2 >"$tmp/two.out" || fail "a two-job run failed"
+grep -q "^policy doubling: 2 jobs, average JCT" "$tmp/two.out" || fail "two jobs: $(cat "$tmp/two.out")"
 # --events that cannot be written: a folder is refused before the run, with the reason; a
 # write that fails at the end (a full disk: /dev/full) still prints the run's summary (it was
 # measured; it was thrown away, exit 2) and exits 1 saying why.
