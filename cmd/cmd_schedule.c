@@ -450,6 +450,7 @@ static void print_json(const char *policy, const SchedSummary *m)
     cJSON_AddNumberToObject(o, "gpu_utilization", m->gpu_utilization);
     cJSON_AddNumberToObject(o, "resizes_per_job", m->resizes_per_job);
     cJSON_AddNumberToObject(o, "gpu_s_lost_to_resizes", m->gpu_s_lost_to_resizes);
+    cJSON_AddNumberToObject(o, "gpu_s_lost_to_starts", m->gpu_s_lost_to_starts);
     cJSON_AddNumberToObject(o, "decision_ms_median", m->decision_ms_median);
     char *text = jsonprint_text(o, 0);
     puts(text);
@@ -465,10 +466,10 @@ static void print_summary(const char *policy, const SchedSummary *m, int json)
     }
     printf("policy %s: %zu job%s, average JCT %.0f s (p50 %.0f, p99 %.0f), makespan "
            "%.0f s,\nGPU utilization %.1f%%, %.2f resizes per job, %.0f GPU-s lost to "
-           "resizes, decision %.3f ms median\n",
+           "resizes (%.0f more to first starts), decision %.3f ms median\n",
            policy, m->jobs, plural_s((long long)m->jobs), m->avg_jct_s, m->p50_jct_s, m->p99_jct_s, m->makespan_s,
            100 * m->gpu_utilization, m->resizes_per_job, m->gpu_s_lost_to_resizes,
-           m->decision_ms_median);
+           m->gpu_s_lost_to_starts, m->decision_ms_median);
 }
 
 int cmd_schedule(int argc, char **argv)

@@ -19,7 +19,7 @@ for p in doubling tiresias optimus fixed-2; do
 import json, sys
 out = json.load(open(sys.argv[1]))
 keys = ["policy", "jobs", "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s", "gpu_utilization",
-        "resizes_per_job", "gpu_s_lost_to_resizes", "decision_ms_median"]
+        "resizes_per_job", "gpu_s_lost_to_resizes", "gpu_s_lost_to_starts", "decision_ms_median"]
 assert sorted(out) == sorted(keys), out
 assert out["policy"] == sys.argv[3] and out["jobs"] == 12, out
 assert 0 < out["p50_jct_s"] <= out["p99_jct_s"] <= out["makespan_s"], out
