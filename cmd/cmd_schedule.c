@@ -15,6 +15,7 @@
 #include "cmd/schedule_cli.h"
 #include "core/base/exitcode.h"
 #include "core/base/jsonprint.h"
+#include "core/base/plural.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
 #include "core/sched/schedcluster.h"
@@ -449,6 +450,7 @@ static void print_json(const char *policy, const SchedSummary *m)
     cJSON_AddNumberToObject(o, "gpu_utilization", m->gpu_utilization);
     cJSON_AddNumberToObject(o, "resizes_per_job", m->resizes_per_job);
     cJSON_AddNumberToObject(o, "gpu_s_lost_to_resizes", m->gpu_s_lost_to_resizes);
+    cJSON_AddNumberToObject(o, "gpu_s_lost_to_starts", m->gpu_s_lost_to_starts);
     cJSON_AddNumberToObject(o, "decision_ms_median", m->decision_ms_median);
     char *text = jsonprint_text(o, 0);
     puts(text);
@@ -462,12 +464,12 @@ static void print_summary(const char *policy, const SchedSummary *m, int json)
         print_json(policy, m);
         return;
     }
-    printf("policy %s: %zu jobs, average JCT %.0f s (p50 %.0f, p99 %.0f), makespan "
+    printf("policy %s: %zu job%s, average JCT %.0f s (p50 %.0f, p99 %.0f), makespan "
            "%.0f s,\nGPU utilization %.1f%%, %.2f resizes per job, %.0f GPU-s lost to "
-           "resizes, decision %.3f ms median\n",
-           policy, m->jobs, m->avg_jct_s, m->p50_jct_s, m->p99_jct_s, m->makespan_s,
+           "resizes (%.0f more to first starts), decision %.3f ms median\n",
+           policy, m->jobs, plural_s((long long)m->jobs), m->avg_jct_s, m->p50_jct_s, m->p99_jct_s, m->makespan_s,
            100 * m->gpu_utilization, m->resizes_per_job, m->gpu_s_lost_to_resizes,
-           m->decision_ms_median);
+           m->gpu_s_lost_to_starts, m->decision_ms_median);
 }
 
 int cmd_schedule(int argc, char **argv)
@@ -500,8 +502,9 @@ int cmd_schedule(int argc, char **argv)
     if (s && rc == 0 && interrupted_by) {
         SchedSummary so_far;
         sched_summary(s, &so_far);
-        fprintf(stderr, "tunedeck %s: interrupted at t=%.0f s, %zu of %zu jobs finished, no "
+        fprintf(stderr, "tunedeck %s: interrupted at t=%.0f s, %zu of %zu job%s finished, no "
                 "summary%s%s\n", CMD, sched_now(s), so_far.done, so_far.jobs,
+                plural_s((long long)so_far.jobs),
                 a.events ? "; the events so far are in " : "", a.events ? a.events : "");
         sched_free(s);
         catalogue_free(cat);
@@ -516,8 +519,9 @@ int cmd_schedule(int argc, char **argv)
         SchedSummary so_far;
         sched_summary(s, &so_far);
         fprintf(stderr, "tunedeck %s: stopped at the simulated-time limit (t=%.0f s, at most %.0f "
-                "s): %zu of %zu jobs finished, no summary (it would be of part of the trace)%s%s\n",
+                "s): %zu of %zu job%s finished, no summary (it would be of part of the trace)%s%s\n",
                 CMD, sched_now(s), SIM_LIMIT_S, so_far.done, so_far.jobs,
+                plural_s((long long)so_far.jobs),
                 a.events ? "; the events so far are in " : "", a.events ? a.events : "");
         rc = EXIT_FAILED;
     }

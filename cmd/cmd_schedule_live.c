@@ -18,6 +18,7 @@
 #include "core/base/evloop.h"
 #include "core/base/exitcode.h"
 #include "core/base/jfield.h"
+#include "core/base/plural.h"
 #include "core/model/cluster.h"
 #include "core/sched/catalogue.h"
 #include "core/sched/sched.h"
@@ -269,7 +270,8 @@ static void foreign_lines(LiveRun *r)
         printf("[%7.2fs]   other job %s (%s, %s) on %s\n", clock_now_s() - r->ctx.t0, f[i].id,
                f[i].user, f[i].name, f[i].where[0] ? f[i].where : "no GPU");
     if (n > SHOWN)
-        printf("[%7.2fs]   and %zu other jobs\n", clock_now_s() - r->ctx.t0, n - SHOWN);
+        printf("[%7.2fs]   and %zu other job%s\n", clock_now_s() - r->ctx.t0, n - SHOWN,
+               plural_s((long long)(n - SHOWN)));
 }
 
 static void status_tick(void *ctx, int64_t now_ms)
@@ -317,11 +319,14 @@ static int report(LiveRun *r)
            sched_now(r->s), interrupted ? " (interrupted)" : "");
     int failed = schedule_live_table(r->l);
     schedule_live_status(r->l, r->ctx.t0, r->ctx.events, 0);
-    if (r->slurm)
-        printf("slurm: %ld controller calls (%ld scontrol rounds), %ld of them node-state rounds "
-               "(sinfo)\n",
-               slurm_ctl_calls(r->slurm), liveslurm_rounds(r->live_slurm),
-               liveslurm_node_rounds(r->live_slurm));
+    if (r->slurm) {
+        long calls = slurm_ctl_calls(r->slurm), rounds = liveslurm_rounds(r->live_slurm),
+             node_rounds = liveslurm_node_rounds(r->live_slurm);
+        printf("slurm: %ld controller call%s (%ld scontrol round%s), %ld of them node-state "
+               "round%s (sinfo)\n",
+               calls, plural_s(calls), rounds, plural_s(rounds), node_rounds,
+               plural_s(node_rounds));
+    }
     return interrupted ? EXIT_SIGNAL_BASE + (int)interrupted : failed ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -374,12 +379,16 @@ int cmd_schedule_live(int argc, char **argv)
             int gpus = 0;
             for (int m = 0; m < sched_node_count(r.s); m++)
                 gpus += sched_node_gpu_count(r.s, m);
-            printf("live: %zu machines, %d GPUs, policy %s, interval %g s, time x%g, %zu jobs\n",
-                   r.cl->n_machines, gpus, a.cfg.policy, a.cfg.interval_s,
-                   a.lo.time_scale > 0 ? a.lo.time_scale : 1, sched_job_count(r.s));
+            size_t jobs = sched_job_count(r.s);
+            printf("live: %zu machine%s, %d GPU%s, policy %s, interval %g s, time x%g, %zu "
+                   "job%s\n",
+                   r.cl->n_machines, plural_s((long long)r.cl->n_machines), gpus, plural_s(gpus),
+                   a.cfg.policy, a.cfg.interval_s, a.lo.time_scale > 0 ? a.lo.time_scale : 1,
+                   jobs, plural_s((long long)jobs));
             if (r.slurm)
-                printf("slurm: %zu nodes from the controller (%s), runs as batch jobs\n",
-                       r.cl->n_machines, slurm_ctl_where(r.slurm));
+                printf("slurm: %zu node%s from the controller (%s), runs as batch jobs\n",
+                       r.cl->n_machines, plural_s((long long)r.cl->n_machines),
+                       slurm_ctl_where(r.slurm));
         }
         if (!ok) {
             rc = schedule_fail_error("schedule --live", &err);

@@ -14,7 +14,7 @@ static const char USAGE[] =
     "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
     "           [--interval S] [--time-scale X] [--resize-cost S] [--duration S]\n"
     "           [--events FILE] [--job-dir DIR] [--checkpoint-file NAME]\n"
-    "           [--gpus-per-node G] [--status-every S] [--seed N] [--data DIR]\n"
+    "           [--gpus-per-node G] [--status-every S] [--data DIR]\n"
     "           [--real-progress] [--loss-progress] [--accept-new-host-keys]\n"
     "           [--job-command TEMPLATE]\n"
     "       tunedeck schedule --live --slurm [--partition P] --workload FILE\n"
@@ -111,7 +111,6 @@ int schedule_live_args_parse(int argc, char **argv, LiveArgs *a)
     sched_config_default(&a->cfg);
     a->cfg.policy = "doubling";
     a->status_every = 5;
-    long v;
     int c;
     optind = 1;
     opterr = 0;
@@ -156,9 +155,12 @@ int schedule_live_args_parse(int argc, char **argv, LiveArgs *a)
             bad = flags_double(cmd, "--status-every", optarg, 0, 1e6, &a->status_every);
             break;
         case O_SEED:
-            bad = flags_long(cmd, "--seed", optarg, 0, 1L << 62, &v);
-            a->cfg.seed = (uint64_t)v;
-            break;
+            /* It was listed and taken, and changed nothing: the seed draws only the
+             * simulator's Poisson arrivals, and a live run's jobs are its --workload's (no
+             * policy draws at random). Two runs "with different seeds" were the same run. */
+            return fail("--seed: a live run draws nothing at random (its jobs are the "
+                        "--workload's and the policies decide deterministically): expected no "
+                        "--seed with --live");
         case O_DATA:
             a->data = optarg;
             break;

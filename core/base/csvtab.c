@@ -21,20 +21,79 @@ void csvtab_free(CsvTable *t)
     free(t);
 }
 
-static size_t split(char *line, char **out, size_t max)
+/* Which field of a line a message names: the header's column name when there is one. */
+static void field_label(char *out, size_t cap, char **names, size_t ncols, size_t i)
+{
+    if (names && i < ncols)
+        snprintf(out, cap, "field '%s'", names[i]);
+    else
+        snprintf(out, cap, "column %zu", i + 1);
+}
+
+/* Splits one line into its fields in place, with RFC 4180 quoting: "a,b" is one field, a
+ * quote inside a quoted field is doubled ("say ""hi""") and the quotes around it go. They
+ * used to be read as text: the job '"a"' ran with its quotes, and "a,b" was two fields. A
+ * quoted field ends on its line (no field of ours holds a line break: a job name is
+ * printable). Stores at most max fields; returns how many there are, or -1 with err naming
+ * file, line and field (names: the header's, NULL while reading it). */
+static long split(char *line, char **out, size_t max, char **names, const char *path,
+                  size_t lineno, Error *err)
 {
     size_t n = 0;
-    char *p = line;
+    char *r = line, *w = line, what[300];
     for (;;) {
-        char *comma = strchr(p, ',');
+        char *start = w;
+        if (*r == '"') {
+            for (r++;; r++) {
+                if (!*r) {
+                    field_label(what, sizeof what, names, max, n);
+                    return error_set(err, "%s:%zu: %s: expected the closing quote of a quoted "
+                                          "field on its line, found the line's end",
+                                     path, lineno, what);
+                }
+                if (*r == '"' && r[1] != '"')
+                    break;
+                r += *r == '"'; /* "" is one quote */
+                *w++ = *r;
+            }
+            r++;
+            if (*r && *r != ',') {
+                field_label(what, sizeof what, names, max, n);
+                return error_set(err, "%s:%zu: %s: expected a comma or the line's end after "
+                                      "the closing quote, found '%c'",
+                                 path, lineno, what, *r);
+            }
+        } else {
+            for (; *r && *r != ','; r++) {
+                if (*r == '"') {
+                    field_label(what, sizeof what, names, max, n);
+                    return error_set(err, "%s:%zu: %s: expected a double quote only around a "
+                                          "whole field (\"a,b\", one inside it doubled: "
+                                          "\"say \"\"hi\"\"\"), found one inside it",
+                                     path, lineno, what);
+                }
+                *w++ = *r;
+            }
+        }
+        int more = *r == ',';
+        *w++ = 0; /* w <= r: the comma or the end is read already */
         if (n < max)
-            out[n] = p;
+            out[n] = start;
         n++;
-        if (!comma)
-            break;
-        *comma = 0;
-        p = comma + 1;
+        if (!more)
+            return (long)n;
+        r++;
     }
+}
+
+/* How many fields a line holds; -1 with err set for bad quoting. Splits a scratch copy. */
+static long count_fields(const char *line, const char *path, size_t lineno, Error *err)
+{
+    char *copy = strdup(line);
+    if (!copy)
+        return error_no_memory(err, "%s", path);
+    long n = split(copy, NULL, 0, NULL, path, lineno, err);
+    free(copy);
     return n;
 }
 
@@ -67,9 +126,12 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
         trim_eol(line);
         if (*line) {
             if (!t->names) {
-                t->ncols = 1;
-                for (const char *c = line; *c; c++)
-                    t->ncols += *c == ',';
+                long ncols = count_fields(line, name, lineno, err);
+                if (ncols < 0) {
+                    csvtab_free(t);
+                    return NULL;
+                }
+                t->ncols = (size_t)ncols;
                 t->names = calloc(t->ncols, sizeof *t->names);
                 t->cells = calloc(nlines * t->ncols, sizeof *t->cells);
                 t->lines = calloc(nlines, sizeof *t->lines);
@@ -78,13 +140,25 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
                     error_no_memory(err, "%s", name);
                     return NULL;
                 }
-                split(line, t->names, t->ncols);
+                split(line, t->names, t->ncols, NULL, name, lineno, err); /* counted: it splits */
             } else {
                 char **row = t->cells + t->nrows * t->ncols;
-                size_t n = split(line, row, t->ncols);
-                if (n != t->ncols) {
-                    error_set(err, "%s:%zu: expected %zu comma-separated fields, found %zu", name,
-                              lineno, t->ncols, n);
+                long n = split(line, row, t->ncols, t->names, name, lineno, err);
+                if (n < 0) {
+                    csvtab_free(t);
+                    return NULL;
+                }
+                if ((size_t)n > t->ncols) { /* which field has no column */
+                    error_set(err, "%s:%zu: column %zu: expected %zu comma-separated fields (the "
+                                   "header's), found %ld",
+                              name, lineno, t->ncols + 1, t->ncols, n);
+                    csvtab_free(t);
+                    return NULL;
+                }
+                if ((size_t)n != t->ncols) {
+                    error_set(err, "%s:%zu: expected %zu comma-separated fields (the header's), "
+                                   "found %ld",
+                              name, lineno, t->ncols, n);
                     csvtab_free(t);
                     return NULL;
                 }

@@ -1,5 +1,6 @@
 /* A small CSV table reader for the measured data and workloads: a header line naming the
- * columns, then rows of plain comma-separated cells (no quoting: none of our formats uses it).
+ * columns, then rows of comma-separated cells, RFC 4180 quoting read ("a,b" is one cell, ""
+ * inside quotes is one quote) on one line: a quoted cell does not span lines.
  * Cell readers name the file, the line and the column in their errors. */
 #ifndef TUNEDECK_CSVTAB_H
 #define TUNEDECK_CSVTAB_H
@@ -21,7 +22,7 @@ typedef struct {
 #define CSVTAB_FILE_MAX_BYTES ((size_t)256 << 20)
 
 /* Reads the whole file; fails on a missing/empty file, a row with the wrong cell count, a
- * NUL byte ("FILE:LINE: expected CSV text, found a NUL byte") or more than
+ * stray or unclosed quote (file, line and field), a NUL byte ("FILE:LINE: expected CSV text, found a NUL byte") or more than
  * CSVTAB_FILE_MAX_BYTES. */
 CsvTable *csvtab_load(const char *path, Error *err);
 /* Parses text already in memory; `name` is used in messages. */

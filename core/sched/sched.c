@@ -430,7 +430,7 @@ static int step_jobs(SchedState *s, double dt, Error *err)
         double t = dt, d = fmin(j->stall_left_s, t);
         j->stall_left_s -= d;
         j->lost_gpu_s += d * j->gpus;
-        s->lost_gpu_s += d * j->gpus;
+        *(j->stall_is_start ? &s->start_lost_gpu_s : &s->lost_gpu_s) += d * j->gpus;
         t -= d;
         double used = d;
         int nn = 0;

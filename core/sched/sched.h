@@ -299,7 +299,10 @@ typedef struct {
      * usable (drained or held by others, until the next decision moved them) */
     double gpu_s_usable;
     double resizes_per_job;
-    double gpu_s_lost_to_resizes;  /* stall seconds × GPUs held while stalled */
+    /* GPU-seconds held while stalled (the --resize-cost after a placement, GPUs × seconds
+     * of it run): after a resize, a move or a restart after a stop; and after each job's
+     * first start, apart (its first placement is not a resize) */
+    double gpu_s_lost_to_resizes, gpu_s_lost_to_starts;
     double gpu_s_held, gpu_s_idle; /* idle: every GPU's seconds not held, usable or not */
     double decision_ms_median, decision_ms_max;
     size_t decisions;

@@ -83,6 +83,7 @@ static int fall_back(SchedState *s, size_t job, int keep, Error *err)
     free(kept), free(old);
     j->gpus = keep;
     j->stall_left_s = s->cfg.resize_cost_s; /* a restart, as every resize */
+    j->stall_is_start = 0;
     j->placed_gen = s->gen;
     return 0;
 }

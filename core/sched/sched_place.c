@@ -104,6 +104,7 @@ static int move_to_faster(SchedState *s, Decision *d, PlacementPool *pool)
             return -1; /* the class total said it fits */
         j->conf = conf;
         j->stall_left_s = s->cfg.resize_cost_s;
+        j->stall_is_start = 0; /* a move is a resize at the same count */
         d->placed[d->n_placed++] = (PlaceOrder){0, ji};
     }
     return 0;
@@ -159,6 +160,9 @@ int sched_place_moved(SchedState *s, Decision *d, Error *err)
             j->most_gpus = want;
         j->conf = conf;
         j->stall_left_s = s->cfg.resize_cost_s;
+        /* a first start's stall is not a resize's; a restart after a stop is (the stop is
+         * counted among the resizes) */
+        j->stall_is_start = j->start_s < 0;
         j->placed_gen = s->gen;
         if (j->start_s < 0)
             j->start_s = s->now_s;

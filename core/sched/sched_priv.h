@@ -25,6 +25,9 @@ typedef struct {
     SchedSlot *slots; /* grown when a placement needs more; freed when the job finishes */
     JobConfig conf;
     double stall_left_s;
+    /* the stall left is its first start's (no checkpoint to restart from yet), not a
+     * resize's: the summary counts the two apart (gpu_s_lost_to_starts, ..._to_resizes) */
+    int stall_is_start;
     double gpu_s, lost_gpu_s;
     int pinned, paused;
     int suspended;  /* its run is stopped outside the scheduler, keeping its GPUs (sched_suspend) */
@@ -100,7 +103,7 @@ struct SchedState {
     size_t n_events, cap_events;
     double *decision_ms;
     size_t n_dec, cap_dec;
-    double held_gpu_s, idle_gpu_s, lost_gpu_s;
+    double held_gpu_s, idle_gpu_s, lost_gpu_s, start_lost_gpu_s;
     /* GPU-seconds our jobs held on GPUs not usable (drained, or held by others) until the
      * next decision moved them: usable for the utilization while they are ours */
     double over_gpu_s;

@@ -246,6 +246,7 @@ void sched_summary(const SchedState *s, SchedSummary *o)
     o->resizes_per_job = s->n_jobs ? (double)resizes / (double)s->n_jobs : 0;
     o->peak_live_jobs = s->peak_live;
     o->gpu_s_lost_to_resizes = s->lost_gpu_s;
+    o->gpu_s_lost_to_starts = s->start_lost_gpu_s;
     o->decisions = s->n_dec;
     if (s->n_dec) {
         double *d = malloc(s->n_dec * sizeof *d);

@@ -72,9 +72,10 @@ static int read_speeds(const cJSON *speeds, const char *path, Error *err)
         if (!(it->valuedouble > 0) || it->valuedouble > 1000)
             return error_set(err, "%s: gpu_speeds.%s: expected a speed in (0, 1000], found %g",
                              path, it->string, it->valuedouble);
-        if (strlen(it->string) >= 32)
+        /* "" was taken as a type, and a node group's "gpu": "" ran on it */
+        if (!it->string[0] || strlen(it->string) >= 32)
             return error_set(err,
-                             "%s: gpu_speeds: expected type names under 32 characters, "
+                             "%s: gpu_speeds: expected type names of 1 to 31 characters, "
                              "found '%s'",
                              path, it->string);
     }

@@ -74,6 +74,14 @@ static int from_table(const CsvTable *t, const Catalogue *cat, SchedJobSpec **ou
     int cb = csvtab_col(t, "batch_size", err);
     if (cn < 0 || ct < 0 || ca < 0 || cr < 0 || cb < 0)
         return -1;
+    /* A column it does not read (a GPU type, a duration) changed nothing, with nothing said:
+     * the workload run was not the one the operator wrote. */
+    for (size_t c = 0; c < t->ncols; c++)
+        if ((int)c != cn && (int)c != ct && (int)c != ca && (int)c != cr && (int)c != cb)
+            return error_set(err,
+                             "%s:1: column %zu '%s': expected only the columns " WORKLOAD_COLUMNS
+                             " (a column tunedeck does not read would be ignored)",
+                             t->path, c + 1, t->names[c]);
     if (t->nrows == 0)
         return error_set(err, "%s: expected at least one job row after the header, found none",
                          t->path);

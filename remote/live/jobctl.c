@@ -38,7 +38,9 @@ struct JobRun {
 };
 
 /* The value of a list placeholder, unquoted: each host's address ('h') or its
- * "address:slots" line ('f'), joined by `sep`. */
+ * "address:slots" line ('f'), joined by `sep`. An IPv6 address (the inventory keeps it bare)
+ * goes in brackets on its line, "[::1]:2": "::1:2" could be the host ::1 with 2 slots or
+ * ::1:2 with none said. */
 static char *join_hosts(const JobAlloc *a, int what, const char *sep)
 {
     char *out = NULL;
@@ -49,6 +51,8 @@ static char *join_hosts(const JobAlloc *a, int what, const char *sep)
         char item[320];
         if (what == 'h')
             snprintf(item, sizeof item, "%s", h->addr);
+        else if (strchr(h->addr, ':'))
+            snprintf(item, sizeof item, "[%s]:%d", h->addr, h->gpus);
         else
             snprintf(item, sizeof item, "%s:%d", h->addr, h->gpus);
         rc = shquote_append_raw(&out, &len, i ? sep : "");

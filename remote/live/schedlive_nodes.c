@@ -183,8 +183,8 @@ int schedlive_sync_nodes(SchedLive *l)
     for (int i = first; (size_t)i < n && join_node(l, i, &v[i], joined < HOLDS_SAID) == 0; i++)
         joined++;
     if (joined > HOLDS_SAID)
-        schedlive_log(l, "and %d more nodes joined: the scheduler has %d nodes now",
-                      joined - HOLDS_SAID, sched_node_count(l->s));
+        schedlive_log(l, "and %d more node%s joined: the scheduler has %d nodes now",
+                      joined - HOLDS_SAID, plural_s(joined - HOLDS_SAID), sched_node_count(l->s));
     /* a busy partition changes many nodes' holds at once: a few said, then one line */
     int changed = 0, held_nodes = 0, held_gpus = 0, kept = 0, kept_nodes = 0;
     l->any_pending = 0;
@@ -199,9 +199,10 @@ int schedlive_sync_nodes(SchedLive *l)
     say_kept(l, kept, kept_nodes);
     if (changed > HOLDS_SAID)
         schedlive_log(l,
-                      "and %d more nodes' held GPUs changed: other users' jobs hold %d GPUs on "
-                      "%d nodes now",
-                      changed - HOLDS_SAID, held_gpus, held_nodes);
+                      "and %d more node%s held GPUs changed: other users' jobs hold %d GPU%s "
+                      "on %d node%s now",
+                      changed - HOLDS_SAID, plural_of(changed - HOLDS_SAID, "'s", "s'"),
+                      held_gpus, plural_s(held_gpus), held_nodes, plural_s(held_nodes));
     return 1;
 }
 

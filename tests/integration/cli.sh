@@ -264,6 +264,11 @@ check_bad "--trial-timeout: expected a number in [0.001, 1e+07], found 'inf'" \
     tune --sim B:googlenet --trial-timeout inf
 check_bad "--duration: expected a number in [0.001, 1e+09], found 'nan'" \
     schedule --live --duration nan
+# --seed was listed for --live and taken, and changed nothing (a live run draws nothing at
+# random): refused, as with a simulated --workload; and no longer in its --help.
+check_bad "tunedeck schedule --live: --seed: a live run draws nothing at random" \
+    schedule --live --cluster examples/loopback-cluster.json --workload examples/live-workload.csv --seed 7
+"$bin" schedule --live --help | grep -q -- --seed && fail "schedule --live --help lists --seed"
 check_bad "--optimizer: unknown optimizer 'magic'" tune --sim B:googlenet --optimizer magic
 check_bad "--launcher: unknown launcher 'pigeon'" tune --sim B:googlenet --launcher pigeon
 check_bad "--trial-cmd" tune --cluster $cl --job $job --launcher local --trial-cmd ''

@@ -566,9 +566,38 @@ else
 fi
 suite_reap
 
+echo "a job on an IPv6 host"
+# Its hostfile line was "::1:2": the host ::1 with 2 slots, or ::1:2 with none said. Now
+# "[::1]:N", which tunedeck_trial.host_ranks reads. sshd 4 listens on ::1 as well.
+if ip -6 addr show lo 2> /dev/null | grep -q 'inet6 ::1/'; then
+    harness_start 4 "ListenAddress [::1]:$H_PORT"
+    echo "[::1]:$H_PORT $(cut -d' ' -f1,2 "$H/host4.pub")" >> "$H/known_hosts"
+    python3 - "$T/inv2.json" "$T/inv6.json" <<'PY'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["machines"] = [{"name": "v6", "host": "[::1]", "type": "g"}]
+json.dump(inv, open(sys.argv[2], "w"))
+PY
+    printf 'name,time,application,num_replicas,batch_size\nj0,0,cifar10,2,128\n' > "$T/v6.csv"
+    "$bin" schedule --live --cluster "$T/inv6.json" --workload "$T/v6.csv" --time-scale 30 \
+        --duration 6 --status-every 0 --job-dir "$T/jobs11" > "$T/out11" 2> "$T/err11"
+    rc=$?
+    hf=$(cat "$T/jobs11/j0/tunedeck-hostfile" 2> /dev/null)
+    if { [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ]; } && grep -q "j0: started on v6" "$T/out11" &&
+        printf '%s\n' "$hf" | grep -qx '\[::1\]:[12]' &&
+        PYTHONPATH="$root/tools/python" python3 -c 'import sys, tunedeck_trial
+assert tunedeck_trial.host_ranks(0, sys.argv[1])[0] in (1, 2)' "$T/jobs11/j0/tunedeck-hostfile"
+    then pass "a job on host [::1]: its hostfile line is '$hf', which host_ranks reads"
+    else fail "IPv6 host: exit $rc, hostfile '$hf': $(tail -n 5 "$T/out11") $(cat "$T/err11")"; fi
+    harness_stop 4
+    suite_reap
+else
+    echo "  skip: this machine has no IPv6 loopback (::1)"
+fi
+
 if [ "$fails" -ne 0 ]; then
     echo "schedlive: $fails failed"
-    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/out8 "$T"/err8 "$T"/out9 "$T"/err9 "$T"/out10 "$T"/err10 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
+    for f in "$T"/out "$T"/err "$T"/out2 "$T"/err2 "$T"/out3 "$T"/err3 "$T"/out4 "$T"/err4 "$T"/out5 "$T"/err5 "$T"/out6 "$T"/err6 "$T"/out7 "$T"/err7 "$T"/out8 "$T"/err8 "$T"/out9 "$T"/err9 "$T"/out10 "$T"/err10 "$T"/out11 "$T"/err11 "$T"/b1 "$T"/b2 "$T"/b3 "$T"/b4; do [ -s "$f" ] && { echo "--- $f"; tail -c 4000 "$f"; }; done
     exit 1
 fi
 echo "schedlive: all passed"

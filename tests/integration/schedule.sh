@@ -19,7 +19,7 @@ for p in doubling tiresias optimus fixed-2; do
 import json, sys
 out = json.load(open(sys.argv[1]))
 keys = ["policy", "jobs", "avg_jct_s", "p50_jct_s", "p99_jct_s", "makespan_s", "gpu_utilization",
-        "resizes_per_job", "gpu_s_lost_to_resizes", "decision_ms_median"]
+        "resizes_per_job", "gpu_s_lost_to_resizes", "gpu_s_lost_to_starts", "decision_ms_median"]
 assert sorted(out) == sorted(keys), out
 assert out["policy"] == sys.argv[3] and out["jobs"] == 12, out
 assert 0 < out["p50_jct_s"] <= out["p99_jct_s"] <= out["makespan_s"], out
@@ -184,10 +184,15 @@ printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\n' >"$t
 rc=0
 "$bin" schedule --workload "$tmp/one.csv" --cluster "$tmp/slow.json" --interval 1e7 \
     --events "$tmp/slow.jsonl" --json >"$tmp/slow.out" 2>"$tmp/slow.err" || rc=$?
-[ $rc -eq 1 ] && grep -q "stopped at the simulated-time limit (t=1000000000 s, .*0 of 1 jobs finished" \
+[ $rc -eq 1 ] && grep -q "stopped at the simulated-time limit (t=1000000000 s, .*0 of 1 job finished" \
     "$tmp/slow.err" || fail "a run at the time limit: exit $rc: $(cat "$tmp/slow.err")"
 [ ! -s "$tmp/slow.out" ] || fail "a run at the time limit printed a summary: $(cat "$tmp/slow.out")"
 grep -q '"event":"start"' "$tmp/slow.jsonl" || fail "a run at the time limit kept no events"
+# One job is "1 job" ("1 jobs" was printed), two are "2 jobs".
+"$bin" schedule --workload "$tmp/one.csv" >"$tmp/one.out" || fail "a one-job run failed"
+grep -q "^policy doubling: 1 job, average JCT" "$tmp/one.out" || fail "one job: $(cat "$tmp/one.out")"
+"$bin" schedule --arrival-mean 100 --jobs 2 >"$tmp/two.out" || fail "a two-job run failed"
+grep -q "^policy doubling: 2 jobs, average JCT" "$tmp/two.out" || fail "two jobs: $(cat "$tmp/two.out")"
 # --events that cannot be written: a folder is refused before the run, with the reason; a
 # write that fails at the end (a full disk: /dev/full) still prints the run's summary (it was
 # measured; it was thrown away, exit 2) and exits 1 saying why.

@@ -557,8 +557,10 @@ class LiveStop:
 def host_ranks(node_rank, hostfile="tunedeck-hostfile"):
     """(world size, first global rank on this host, ranks on this host) from the hostfile the
     live scheduler writes in the job's folder: one `address:slots` line per host, in the
-    placement's order ({node_rank} is this host's index). A host with no slots (0 or fewer)
-    is refused, naming its line: it would give a rank range that is empty or backwards."""
+    placement's order ({node_rank} is this host's index), an IPv6 address in brackets
+    (`[::1]:2`). A bare IPv6 address (`::1:2`: ::1 with 2 slots, or ::1:2 with none?) is
+    refused as ambiguous, and so is a host with no slots (0 or fewer), naming its line: it
+    would give a rank range that is empty or backwards."""
     try:
         with open(hostfile) as f:
             lines = [(n, line.strip()) for n, line in enumerate(f, 1) if line.strip()]
@@ -566,8 +568,19 @@ def host_ranks(node_rank, hostfile="tunedeck-hostfile"):
         raise ScheduleError("%s: expected one address:slots line per host (%s)" % (hostfile, e))
     slots = []
     for n, line in lines:
+        if line.startswith("["):  # [IPv6]:slots
+            close = line.find("]")
+            if close < 0 or line[close + 1:close + 2] != ":":
+                raise ScheduleError("%s: line %d '%s': expected [address]:slots for an IPv6 "
+                                    "address, found no ']:' after it" % (hostfile, n, line))
+            text = line[close + 2:]
+        elif line.count(":") > 1:
+            raise ScheduleError("%s: line %d '%s': expected an IPv6 address in brackets, "
+                                "[address]:slots (which ':' ends the address?)"
+                                % (hostfile, n, line))
+        else:
+            text = line.split(":", 1)[1] if ":" in line else None
         # Decimal digits only, as the scheduler writes them: int() would also take " 2", "+2"
-        text = line.rsplit(":", 1)[1] if ":" in line else None
         if text is None or not re.fullmatch(r"-?[0-9]+", text):
             raise ScheduleError("%s: line %d '%s': expected address:slots with slots a decimal "
                                 "integer, found %r" % (hostfile, n, line, text))

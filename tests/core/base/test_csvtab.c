@@ -78,3 +78,20 @@ Test(csvtab, a_column_named_twice_is_refused_when_it_is_read)
                             "4); expected each column once");
     csvtab_free(t);
 }
+
+/* RFC 4180 quoting on one line: "a,b" is one cell, "" inside quotes one quote, and the
+ * quotes go (they were kept as text). */
+Test(csvtab, quoted_cells_are_unquoted)
+{
+    Error e;
+    CsvTable *t = csvtab_parse("\"a\",b\n\"x,y\",\"\"\"q\"\"\"\n\"\",2\n", "q.csv", &e);
+    cr_assert_not_null(t, "%s", e.msg);
+    cr_assert_eq(t->ncols, 2);
+    cr_assert_str_eq(t->names[0], "a");
+    cr_assert_str_eq(csvtab_cell(t, 0, 0), "x,y");
+    cr_assert_str_eq(csvtab_cell(t, 0, 1), "\"q\"");
+    cr_assert_str_eq(csvtab_cell(t, 1, 0), "");
+    csvtab_free(t);
+    cr_assert_null(csvtab_parse("a,\"b\n1,2\n", "h.csv", &e));
+    cr_assert(strstr(e.msg, "h.csv:1: column 2: expected the closing quote"), "%s", e.msg);
+}

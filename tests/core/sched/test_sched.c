@@ -61,6 +61,42 @@ Test(sched, gpu_seconds_are_conserved)
     sched_free(s);
 }
 
+/* A job that never resizes lost nothing to resizes: its first start's stall (a resize cost
+ * of its GPUs) is counted apart. gpu_s_lost_to_resizes held it too, so a run without a single
+ * resize reported GPU-seconds "lost to resizes". */
+Test(sched, a_first_start_stall_is_not_counted_as_a_resize)
+{
+    SchedState *s = fixture_sched(cat, "fixed-2", 1, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_run(s, 1e7, &e), 0, "%s", e.msg);
+    cr_assert(sched_finished(s));
+    SchedSummary m;
+    sched_summary(s, &m);
+    cr_assert_float_eq(m.resizes_per_job, 0, 0);
+    cr_assert_float_eq(m.gpu_s_lost_to_resizes, 0, 0);
+    cr_assert_float_eq(m.gpu_s_lost_to_starts, 2 * 30.0, 1e-9, "%g", m.gpu_s_lost_to_starts);
+    sched_free(s);
+}
+
+/* A resize's stall is counted as one; the first start's stays apart. */
+Test(sched, a_resize_stall_is_counted_with_the_resizes)
+{
+    SchedState *s = fixture_sched(cat, "fixed-2", 1, NULL, 0);
+    Error e;
+    cr_assert_eq(sched_submit(s, &(SchedJobSpec){"j0", "cifar10", 0.0, 2, 128}, &e), 0, "%s",
+                 e.msg);
+    cr_assert_eq(sched_advance(s, 120, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_pin(s, 0, 4, &e), 0, "%s", e.msg);
+    cr_assert_eq(sched_run(s, 1e7, &e), 0, "%s", e.msg);
+    SchedSummary m;
+    sched_summary(s, &m);
+    cr_assert_float_eq(m.gpu_s_lost_to_starts, 2 * 30.0, 1e-9, "%g", m.gpu_s_lost_to_starts);
+    cr_assert_float_eq(m.gpu_s_lost_to_resizes, 4 * 30.0, 1e-9, "%g", m.gpu_s_lost_to_resizes);
+    sched_free(s);
+}
+
 Test(sched, pins_pause_and_drain_are_respected)
 {
     SchedState *s = small("doubling", 4);

@@ -106,3 +106,15 @@ Test(schedcluster, an_unknown_top_level_key_or_no_gpu_type_is_refused_by_name)
             "\"gpu\": \"T4\"}]}",
             ": gpu_speeds: expected at least one GPU type and its speed, found none", NULL);
 }
+
+/* An empty GPU type name ("": 1) was taken as a type, and a node group's "gpu": "" ran on it:
+ * a group whose GPU type was left blank simulated GPUs of speed 1 without a word. */
+Test(schedcluster, an_empty_gpu_type_name_is_refused)
+{
+    refused("{\"gpu_speeds\": {\"\": 1}, \"node_groups\": [{\"nodes\": 1, \"gpus_per_node\": "
+            "4, \"gpu\": \"\"}]}",
+            ": gpu_speeds: expected type names of 1 to 31 characters, found ''", NULL);
+    refused("{\"gpu_speeds\": {\"T4\": 1}, \"node_groups\": [{\"nodes\": 1, \"gpus_per_node\": "
+            "4, \"gpu\": \"\"}]}",
+            ": node_groups[0].gpu: expected one of gpu_speeds (T4), found ''", NULL);
+}

@@ -103,3 +103,53 @@ Test(workload, a_name_too_long_is_refused_as_too_long)
     cr_assert_eq(workload_parse(text, "w.csv", cat, &s, &n, &err), 0, "%s", err.msg);
     workload_free(s, n);
 }
+
+/* A column the reader does not read (a GPU type, a duration) was dropped without a word:
+ * the run was not the one the file describes. */
+Test(workload, a_column_it_does_not_read_is_refused_by_name)
+{
+    reject("name,time,application,num_replicas,batch_size,gpu\na,0,cifar10,1,128,V100\n",
+           "w.csv:1: column 6 'gpu': expected only the columns "
+           "name,time,application,num_replicas,batch_size");
+    /* the columns in another order are still the five */
+    SchedJobSpec *s;
+    size_t n;
+    Error e;
+    cr_assert_eq(workload_parse("time,name,batch_size,num_replicas,application\n0,a,128,1,cifar10\n",
+                                "w.csv", cat, &s, &n, &e),
+                 0, "%s", e.msg);
+    cr_assert_str_eq(s[0].name, "a");
+    workload_free(s, n);
+}
+
+/* A quoted field kept its quotes (the job '"a"'), and "a,b" was two fields. RFC 4180. */
+Test(workload, quoted_fields_are_read_as_rfc_4180)
+{
+    SchedJobSpec *s;
+    size_t n;
+    Error e;
+    cr_assert_eq(workload_parse("\"name\",time,application,num_replicas,batch_size\n"
+                                "\"a\",0,cifar10,1,128\n\"b,c\",1,\"cifar10\",1,128\n"
+                                "\"say \"\"hi\"\"\",2,cifar10,1,128\n",
+                                "w.csv", cat, &s, &n, &e),
+                 0, "%s", e.msg);
+    cr_assert_eq(n, 3);
+    cr_assert_str_eq(s[0].name, "a");
+    cr_assert_str_eq(s[1].name, "b,c");
+    cr_assert_str_eq(s[1].model, "cifar10");
+    cr_assert_str_eq(s[2].name, "say \"hi\"");
+    workload_free(s, n);
+    reject(HEADER "a\"b,0,cifar10,1,128\n", "w.csv:2: field 'name': expected a double quote only "
+                                           "around a whole field");
+    reject(HEADER "a,0,cifar10,1,\"128\n", "w.csv:2: field 'batch_size': expected the closing "
+                                          "quote of a quoted field on its line");
+    reject(HEADER "\"a\"b,0,cifar10,1,128\n", "w.csv:2: field 'name': expected a comma or the "
+                                             "line's end after the closing quote, found 'b'");
+}
+
+/* A row with a field more than the header: which column has no name. */
+Test(workload, a_row_with_an_extra_field_names_its_line_and_column)
+{
+    reject(HEADER "a,0,cifar10,1,128,V100\n",
+           "w.csv:2: column 6: expected 5 comma-separated fields (the header's), found 6");
+}

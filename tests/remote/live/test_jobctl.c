@@ -394,3 +394,21 @@ Test(jobctl, a_run_that_may_linger_is_refused_a_restart_at_once_every_time)
     jobctl_free(j);
     hostpool_free(p);
 }
+
+/* An IPv6 host's line was "::1:2": the host ::1 with 2 slots, or ::1:2 with none said. Its
+ * address goes in brackets (tunedeck_trial.host_ranks reads that form); IPv4 and names stay
+ * bare, and so does {master_addr} (torch's env:// takes only the bare form). */
+Test(jobctl, an_ipv6_host_is_bracketed_in_the_hostfile_lines)
+{
+    static const int ids[] = {0, 1, 0};
+    static const JobHost v6[] = {{.addr = "::1", .gpus = 2, .gpu_ids = ids},
+                                 {.addr = "fd00::2", .gpus = 1, .gpu_ids = ids},
+                                 {.addr = "10.0.0.3", .gpus = 1, .gpu_ids = ids}};
+    JobAlloc a = {.gpus = 4, .hosts = v6, .n_hosts = 3};
+    Error e;
+    char *c = jobctl_command("printf '%s\\n' {hostfile_text} m={master_addr} h={hosts}", &a, &e);
+    cr_assert_not_null(c, "%s", e.msg);
+    cr_assert_str_eq(c, "printf '%s\\n' '[::1]:2\n[fd00::2]:1\n10.0.0.3:1' m='::1' "
+                        "h='::1,fd00::2,10.0.0.3'");
+    free(c);
+}

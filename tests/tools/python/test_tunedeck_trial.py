@@ -403,6 +403,23 @@ class Live(unittest.TestCase):
         with self.assertRaisesRegex(tunedeck_trial.ScheduleError, "address:slots"):
             tunedeck_trial.host_ranks(0, "/nonexistent/tunedeck-hostfile")
 
+    def test_an_ipv6_host_is_read_in_brackets_and_refused_bare(self):
+        # The scheduler wrote "::1:2" for an IPv6 host: ::1 with 2 slots, or ::1:2 with none
+        # said. It writes "[::1]:2" now; a bare one is refused as ambiguous, naming its line.
+        with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
+            f.write("[::1]:2\n[fd00::2]:3\n10.0.0.3:1\n")
+            f.flush()
+            self.assertEqual(tunedeck_trial.host_ranks(1, f.name), (6, 2, 3))
+        for bad, why in (("::1:2", r"expected an IPv6 address in brackets"),
+                         ("[::1:2", r"expected \[address\]:slots .* no '\]:'"),
+                         ("[::1]2", r"expected \[address\]:slots .* no '\]:'")):
+            with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
+                f.write("10.0.0.1:2\n%s\n" % bad)
+                f.flush()
+                with self.assertRaisesRegex(tunedeck_trial.ScheduleError,
+                                            r"line 2 '%s': %s" % (re.escape(bad), why)):
+                    tunedeck_trial.host_ranks(0, f.name)
+
     def test_a_host_without_slots_is_refused_naming_its_line(self):
         for bad in ("0", "-2"):
             with tempfile.NamedTemporaryFile("w", suffix="hostfile") as f:
