@@ -10,7 +10,7 @@
 /* Every placeholder remote/live/jobctl substitutes, as the messages list them. */
 #define JOBTEMPLATE_PLACEHOLDERS                                                            \
     "{gpus}, {hosts}, {resume}, {master_addr}, {master_port}, {nnodes}, {node_rank}, "       \
-    "{gpus_per_host}, {gpu_ids}, {hostfile}, {hostfile_text}"
+    "{gpus_per_host}, {gpu_ids}, {hostfile}, {hostfile_text}, {host_slots}"
 
 /* 0 when every placeholder of t is known and stands outside quotes. */
 int jobtemplate_check(const char *t, Error *err);

@@ -103,10 +103,14 @@ static int append_value(char **b, size_t *len, const char *key, size_t klen, con
         gpu_ids_text(self, text, sizeof text);
     else if (is_key(key, klen, "hostfile"))
         snprintf(text, sizeof text, "%s", JOBCTL_HOSTFILE);
-    else if (is_key(key, klen, "hosts") || is_key(key, klen, "hostfile_text")) {
-        /* the hostfile's lines, newline-separated inside one quoted word */
-        char *joined = is_key(key, klen, "hosts") ? join_hosts(a, 'h', ",")
-                                                  : join_hosts(a, 'f', "\n");
+    else if (is_key(key, klen, "hosts") || is_key(key, klen, "hostfile_text") ||
+             is_key(key, klen, "host_slots")) {
+        /* The hostfile's lines newline-separated (one quoted word), or comma-separated as
+         * horovodrun -H and MPICH's -hosts take them: neither reads "address:slots" lines
+         * from a file (Horovod's and Open MPI's hostfiles say "address slots=N"). */
+        char *joined = is_key(key, klen, "hosts")           ? join_hosts(a, 'h', ",")
+                       : is_key(key, klen, "hostfile_text") ? join_hosts(a, 'f', "\n")
+                                                            : join_hosts(a, 'f', ",");
         int rc = joined ? shquote_append(b, len, joined) : -1;
         free(joined);
         return rc;

@@ -144,6 +144,15 @@ Test(jobctl, hostfile_text_is_one_quoted_word_of_host_slots_lines)
     free(c);
 }
 
+Test(jobctl, host_slots_are_the_hostfile_lines_joined_by_commas)
+{
+    JobAlloc a = {.gpus = 3, .hosts = two_hosts, .n_hosts = 2};
+    Error e;
+    char *c = jobctl_command("horovodrun -np {gpus} -H {host_slots}", &a, &e);
+    cr_assert_str_eq(c, "horovodrun -np '3' -H '10.0.0.1:2,node b:1'");
+    free(c);
+}
+
 Test(jobctl, hosts_are_addresses_quoted_as_one_word)
 {
     JobAlloc a = {.gpus = 3, .hosts = two_hosts, .n_hosts = 2};
