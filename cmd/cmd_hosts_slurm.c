@@ -14,6 +14,7 @@
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
 #include "core/base/jsonprint.h"
+#include "core/base/plural.h"
 #include "core/model/cluster.h"
 #include "remote/slurm/slurm_inventory.h"
 #include "remote/slurm/slurm_watch.h"
@@ -120,8 +121,10 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
             rc = EXIT_OK;
         }
         if (r > 0) {
-            printf("[%s] %zu nodes, %zu jobs (controller calls so far: %ld)\n", stamp,
-                   slurm_watch_nodes(w)->n, slurm_watch_queue(w)->n, slurm_ctl_calls(ctl));
+            size_t nodes = slurm_watch_nodes(w)->n, jobs = slurm_watch_queue(w)->n;
+            printf("[%s] %zu node%s, %zu job%s (controller calls so far: %ld)\n", stamp, nodes,
+                   plural_s((long long)nodes), jobs, plural_s((long long)jobs),
+                   slurm_ctl_calls(ctl));
             print_table(slurm_watch_nodes(w), slurm_watch_queue(w));
             putchar('\n');
         }
