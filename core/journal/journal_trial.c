@@ -52,54 +52,65 @@ cJSON *journal_suggested_json(int trial, int overridden, int override_id, const 
     return j;
 }
 
-void journal_suggested_add_left_out(cJSON *ev, const Cluster *c, const unsigned char *left_out)
+/* An event's array of machine names `key` (absent or empty: none) into *out, one flag per
+ * machine of c (NULL: none; out NULL: only checked). Each entry names a machine of the
+ * cluster; c NULL (no cluster to say it): a name, only. */
+static int read_machine_names(const cJSON *ev, const Cluster *c, const char *ctx, const char *key,
+                              unsigned char **out, Error *err)
 {
-    cJSON *names = NULL;
-    for (size_t m = 0; left_out && m < c->n_machines; m++)
-        if (left_out[m]) {
-            if (!names)
-                names = cJSON_AddArrayToObject(ev, "left_out");
-            cJSON_AddItemToArray(names, cJSON_CreateString(c->machines[m].name));
-        }
-}
-
-/* The suggested event's "left_out" (absent or empty: none) into *out, one flag per machine of
- * c (NULL: none). Each entry names a machine of the cluster. */
-static int read_left_out(const cJSON *ev, const Cluster *c, const char *ctx, unsigned char **out,
-                         Error *err)
-{
-    *out = NULL;
-    if (!cJSON_GetObjectItemCaseSensitive(ev, "left_out"))
+    unsigned char *flags = NULL;
+    if (out)
+        *out = NULL;
+    if (!cJSON_GetObjectItemCaseSensitive(ev, key))
         return 0; /* none, as in journals from before it */
-    const cJSON *a = jfield_array(ev, ctx, "left_out", 1, err);
+    const cJSON *a = jfield_array(ev, ctx, key, 1, err);
     if (!a)
         return -1;
     int i = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, a)
     {
-        long m = cJSON_IsString(e) ? cluster_find_machine(c, e->valuestring) : -1;
+        long m = !cJSON_IsString(e) ? -1 : c ? cluster_find_machine(c, e->valuestring) : 0;
         if (m < 0) {
-            free(*out);
-            *out = NULL;
+            free(flags);
             if (cJSON_IsString(e)) {
                 char safe[256];
                 termsafe(safe, sizeof safe, e->valuestring);
                 return error_set(err,
-                                 "%s: field 'left_out': entry %d: expected a machine of cluster "
+                                 "%s: field '%s': entry %d: expected a machine of cluster "
                                  "'%s', found '%s'",
-                                 ctx, i, c->name, safe);
+                                 ctx, key, i, c->name, safe);
             }
-            return error_set(err, "%s: field 'left_out': entry %d: expected a machine's name, "
-                                  "found %s",
-                             ctx, i, jfield_type_name(e));
+            return error_set(err, "%s: field '%s': entry %d: expected a machine's name, found %s",
+                             ctx, key, i, jfield_type_name(e));
         }
-        if (!*out && !(*out = calloc(c->n_machines, 1)))
+        if (out && c && !flags && !(flags = calloc(c->n_machines, 1)))
             return error_no_memory(err, "%s", ctx);
-        (*out)[m] = 1;
+        if (flags)
+            flags[m] = 1;
         i++;
     }
+    if (out)
+        *out = flags;
     return 0;
+}
+
+/* Adds the array of machine names `key` to ev: those flagged of cluster c (none: nothing). */
+static void add_machine_names(cJSON *ev, const char *key, const Cluster *c,
+                              const unsigned char *flags)
+{
+    cJSON *names = NULL;
+    for (size_t m = 0; flags && m < c->n_machines; m++)
+        if (flags[m]) {
+            if (!names)
+                names = cJSON_AddArrayToObject(ev, key);
+            cJSON_AddItemToArray(names, cJSON_CreateString(c->machines[m].name));
+        }
+}
+
+void journal_suggested_add_left_out(cJSON *ev, const Cluster *c, const unsigned char *left_out)
+{
+    add_machine_names(ev, "left_out", c, left_out);
 }
 
 cJSON *journal_started_json(int trial)
@@ -132,6 +143,8 @@ cJSON *journal_finished_json(int trial, const Observation *o)
     cJSON *m = cJSON_AddArrayToObject(j, "machine_time_s");
     for (size_t i = 0; i < c->n_machines; i++)
         cJSON_AddItemToArray(m, exact_time(o->machine_time_s[i]));
+    /* which hosts a trial lost unreachable did not reach: a resume checks only those again */
+    add_machine_names(j, "unreachable", c, o->unreachable);
     return j;
 }
 
@@ -178,9 +191,9 @@ static int read_times(const cJSON *obj, const char *ctx, const char *key, double
 
 /* A "finished" event's fields into o, read on cluster c: its per-device and per-machine
  * arrays are of the cluster's sizes, or NULL and those entries only checked (c NULL: of any
- * length). */
+ * length), as its "unreachable" is (c NULL: names only) unless `keep`. */
 static int read_finished(const cJSON *ev, const Cluster *c, const char *ctx, Observation *o,
-                         Error *err)
+                         int keep, Error *err)
 {
     char status[32];
     size_t n_devices = c ? c->n_devices : 0, n_machines = c ? c->n_machines : 0;
@@ -190,7 +203,8 @@ static int read_finished(const cJSON *ev, const Cluster *c, const char *ctx, Obs
         read_time(ev, ctx, "comm_s", &o->comm_s, err) < 0 ||
         jfield_int(ev, ctx, "iterations", 0, 0, 1000000000, &o->iterations_seen, err) < 0 ||
         read_times(ev, ctx, "device_time_s", o->device_time_s, n_devices, !c, err) < 0 ||
-        read_times(ev, ctx, "machine_time_s", o->machine_time_s, n_machines, !c, err) < 0)
+        read_times(ev, ctx, "machine_time_s", o->machine_time_s, n_machines, !c, err) < 0 ||
+        read_machine_names(ev, c, ctx, "unreachable", keep ? &o->unreachable : NULL, err) < 0)
         return -1;
     if (trial_status_from_name(status, &o->status) < 0)
         return error_set(err,
@@ -218,7 +232,7 @@ Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const ch
         error_no_memory(err, "%s", ctx);
         return NULL;
     }
-    if (read_finished(ev, s->cluster, ctx, o, err) < 0) {
+    if (read_finished(ev, s->cluster, ctx, o, 1, err) < 0) {
         observation_free(o);
         return NULL;
     }
@@ -230,7 +244,7 @@ int journal_finished_kept(const cJSON *ev, const Cluster *c, const char *ctx, Tr
 {
     Observation o;
     memset(&o, 0, sizeof o);
-    if (read_finished(ev, c, ctx, &o, err) < 0)
+    if (read_finished(ev, c, ctx, &o, 0, err) < 0)
         return -1;
     *status = o.status;
     *time_s = o.time_s;
@@ -277,7 +291,7 @@ int journal_suggested_read(const cJSON *ev, const Cluster *c, const char *ctx, i
         schedule_free(s);
         return error_prefix(err, "%s", ctx);
     }
-    if (read_left_out(ev, c, ctx, &out->left_out, err) < 0) {
+    if (read_machine_names(ev, c, ctx, "left_out", &out->left_out, err) < 0) {
         schedule_free(s);
         return -1;
     }

@@ -19,12 +19,15 @@ void journal_suggested_add_left_out(cJSON *ev, const Cluster *c, const unsigned 
 /* {"event":"started","trial":N,"wall_s":unix time} */
 cJSON *journal_started_json(int trial);
 /* {"event":"finished","trial":N,"status":"ok","reason":"","time_s":x|null,"comm_s":x|null,
- *  "iterations":n,"device_time_s":[x|null...],"machine_time_s":[x|null...]} */
+ *  "iterations":n,"device_time_s":[x|null...],"machine_time_s":[x|null...]}, and
+ *  "unreachable":["NAME",...] where o->unreachable names a machine (a trial lost unreachable:
+ *  the hosts it did not reach, which a resume checks again) */
 cJSON *journal_finished_json(int trial, const Observation *o);
 /* The outcome of a "finished" event for a trial of this schedule (copied): every field read
  * and checked (a status it knows; an ok trial's time; an ok or pruned trial's time at least
  * PROTOCOL_TIME_MIN_S, protocol v1's; a time or null in each entry of the per-device and
- * per-machine arrays, as many as the cluster has). */
+ * per-machine arrays, as many as the cluster has; "unreachable", absent or the names of
+ * machines of the cluster). */
 Observation *journal_finished_parse(const cJSON *ev, const Schedule *s, const char *ctx,
                                     Error *err);
 /* journal_finished_parse's verdict alone, on cluster c (NULL: the arrays' lengths are not

@@ -87,7 +87,25 @@ Observation *observation_copy(const Observation *src)
     o->iterations_seen = src->iterations_seen;
     memcpy(o->device_time_s, src->device_time_s, c->n_devices * sizeof(double));
     memcpy(o->machine_time_s, src->machine_time_s, c->n_machines * sizeof(double));
+    if (src->unreachable) {
+        if (!(o->unreachable = malloc(c->n_machines ? c->n_machines : 1))) {
+            observation_free(o);
+            return NULL;
+        }
+        memcpy(o->unreachable, src->unreachable, c->n_machines);
+    }
     return o;
+}
+
+int observation_mark_unreachable(Observation *o, size_t m)
+{
+    size_t n = o->schedule->cluster->n_machines;
+    if (m >= n)
+        return 0;
+    if (!o->unreachable && !(o->unreachable = calloc(n, 1)))
+        return -1;
+    o->unreachable[m] = 1;
+    return 0;
 }
 
 void observation_free(Observation *o)
@@ -97,6 +115,7 @@ void observation_free(Observation *o)
     schedule_free(o->schedule);
     free(o->device_time_s);
     free(o->machine_time_s);
+    free(o->unreachable);
     free(o);
 }
 

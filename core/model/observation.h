@@ -27,6 +27,11 @@ typedef struct {
     double *device_time_s; /* cluster->n_devices; mean post-warm-up; < 0 unknown */
     double *machine_time_s;/* cluster->n_machines; mean post-warm-up compute; < 0 unknown */
     int iterations_seen;
+    /* cluster->n_machines flags: the machines a trial lost unreachable did not reach (its
+     * connection failed there, or its command was never sent to a host not connected), so
+     * that a resume checks again only those hosts for a refusal; NULL: none named (a trial
+     * that reached every host, or a journal from before the field: all of them, then). */
+    unsigned char *unreachable;
 } Observation;
 
 /* Accumulates events of one trial (possibly from several hosts, merged by iter). */
@@ -44,6 +49,8 @@ void trial_accumulator_free(TrialAccumulator *a);
 
 Observation *observation_new(const Schedule *s);
 Observation *observation_copy(const Observation *o);
+/* Names machine m among o->unreachable (made on first use): 0, or -1 out of memory. */
+int observation_mark_unreachable(Observation *o, size_t m);
 void observation_free(Observation *o);
 const char *trial_status_name(TrialStatus s);
 /* The status a name (as trial_status_name writes it) stands for; -1 for any other name. */

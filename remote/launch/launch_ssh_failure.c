@@ -1,6 +1,8 @@
-/* A per-host or single trial that a part's own failure ended: which part failed first, and
- * the trial's status and reason (the words themselves: launch_ssh_reason.h). */
+/* A per-host or single trial that a part's own failure ended: which part failed first, the
+ * trial's status and reason (the words themselves: launch_ssh_reason.h), and, lost
+ * unreachable, the machines it did not reach. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "remote/launch/launch_ssh_priv.h"
@@ -58,12 +60,36 @@ static void write_failure(SshRun *r)
     snprintf(r->failure_stderr, sizeof r->failure_stderr, "%s", r->parts[lead].last_stderr);
 }
 
+/* A trial lost unreachable names the machines it did not reach (Observation.unreachable, the
+ * journal's `unreachable`): those whose connection failed, and those whose command was never
+ * sent, their host not connected when the trial ended (it may be refused too). A resume checks
+ * only those hosts again; one that ran its part accepted its key and login. The pool host a
+ * caller named instead (r->where) is no machine of the schedule: none is named then. */
+static void name_unreached(const SshRun *r, Observation *o)
+{
+    for (size_t i = 0; i < r->n && !r->where[0]; i++) {
+        const Part *p = &r->parts[i];
+        HostInfo hi;
+        hostpool_info(r->pool, p->host, &hi);
+        int failed = rexec_outcome(p->x) == EXEC_SSH_FAILED;
+        if ((failed || (!rexec_sent(p->x) && hi.state != HOST_READY)) &&
+            observation_mark_unreachable(o, p->machine) < 0) {
+            /* out of memory: none named, so that a resume checks every host, as before */
+            free(o->unreachable);
+            o->unreachable = NULL;
+            return;
+        }
+    }
+}
+
 void launch_ssh_failure_write(SshRun *r, Observation *o)
 {
     /* A rank that said why it failed (an error event) is the trial's reason, not
      * only the exit status of the part that ended first. */
     const char *said = NULL;
     o->status = r->failure_status;
+    if (o->status == TRIAL_UNREACHABLE)
+        name_unreached(r, o);
     if (r->failed_part)
         write_failure(r);
     if (trial_accumulator_has_error(r->acc, &said))

@@ -75,7 +75,8 @@ const char *launch_ssh_machine_name(const SshRun *r, const Part *p);
 /* Part p's channel ended: the first part that went wrong on its own fails the trial
  * (failure_status; failed_part, or an ssh failure's words in failure). */
 void launch_ssh_failure_note(SshRun *r, Part *p);
-/* The trial a part failed (failure_status is not TRIAL_OK): o's status, and its reason. */
+/* The trial a part failed (failure_status is not TRIAL_OK): o's status, its reason, and, lost
+ * unreachable, the machines it did not reach (o->unreachable). */
 void launch_ssh_failure_write(SshRun *r, Observation *o);
 
 #endif

@@ -98,6 +98,12 @@ typedef struct {
     TunerEventFn on_event;
     TunerBeforeLaunchFn before_launch; /* optional; shares userdata with on_event */
     TunerUsableFn machine_usable;      /* optional (NULL: every machine); the same */
+    /* machine_usable speaks of the host a launcher runs every trial from, not of the
+     * schedule's machines (the single launcher's launch host): one it refuses is recorded
+     * left out (TrialRecord.left_out, journaled, so that a resume checks it again) but not
+     * told to the optimizer, no schedule is moved off it and no override refused or dropped
+     * for it (no schedule avoids it; while it is refused no trial runs: before_launch) */
+    int usable_is_launch_host;
     TunerMayBeginFn may_begin;         /* optional (NULL: always); the same */
     void *userdata;
 } TunerConfig;

@@ -21,6 +21,8 @@ static void emit_queue(Tuner *t, TunerEvent ev, int id, Schedule *s, const char 
 int tuner_override_unusable(const Tuner *t, const Schedule *s, char *why, size_t cap)
 {
     const Cluster *c = t->cfg.cluster;
+    if (t->cfg.usable_is_launch_host)
+        return 0; /* not the schedule's machines: an override waits as any trial does */
     for (size_t m = 0; t->cfg.machine_usable && m < c->n_machines; m++) {
         if (!s->worker[m] && !s->ps[m])
             continue;

@@ -165,6 +165,8 @@ void tuner_tell_left_out(Tuner *t, const unsigned char *out)
     if (any && (t->suggest_left_out = calloc(c->n_machines, 1)))
         for (size_t m = 0; m < c->n_machines; m++)
             t->suggest_left_out[m] = out[m] != 0;
+    if (t->cfg.usable_is_launch_host)
+        return; /* recorded only: no schedule avoids the launch host */
     pthread_mutex_lock(&t->opt_lock);
     optimizer_leave_out(t->opt, t->suggest_left_out);
     pthread_mutex_unlock(&t->opt_lock);
@@ -180,6 +182,8 @@ static void leave_out_unusable(Tuner *t, Suggestion *sg)
 {
     const Cluster *c = t->cfg.cluster;
     const Schedule *s = sg->schedule;
+    if (t->cfg.usable_is_launch_host)
+        return;
     unsigned char *out = unusable_now(t);
     int uses = 0;
     for (size_t m = 0; out && m < c->n_machines; m++)

@@ -383,6 +383,7 @@ int session_open(Session *s, const SessionSpec *spec, Error *err)
         .on_event = on_event,
         .before_launch = session_before_launch,
         .machine_usable = session_machine_usable,
+        .usable_is_launch_host = strcmp(s->launcher, "single") == 0,
         .may_begin = session_recheck_may_begin,
         .userdata = s,
     };

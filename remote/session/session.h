@@ -142,9 +142,10 @@ typedef struct {
      * the session stopped since no trial could run without them (session_refused.c). */
     unsigned char *refused_said;
     int refused_stopped;
-    /* A resume's machines its journal last left out (refused), and those of a trial lost
-     * unreachable since, checked again before its first new trial (session_recheck.c;
-     * n_machines, NULL when none): under way, or answered. */
+    /* A resume's machines its journal last left out (refused), those a trial lost
+     * unreachable since did not reach and those a trial interrupted since used, checked
+     * again before its first new trial (session_recheck.c; n_machines, NULL when none):
+     * under way, or answered. */
     unsigned char *recheck;
     int *recheck_attempts; /* each one's HostInfo.attempts as its recheck began */
     /* The recheck was decided (its hosts connected, or none to check): once, before the

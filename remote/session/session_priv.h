@@ -17,8 +17,12 @@ void session_stop_wait(Session *s);
 int session_before_launch(void *userdata, const Schedule *sched, char *why, size_t cap);
 /* session_refused.c: the tuner's machine_usable (TunerUsableFn, userdata the session): 0 for a
  * per-host session's machine whose host the pool refused for good (HostInfo.refused: a
- * host key, a login, an identity, a configuration), said once, with why the pool's words. */
+ * host key, a login, an identity, a configuration), or a single session's launch host's so
+ * refused, said once, with why the pool's words. */
 int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap);
+/* The single launcher's launch host's machine (trial.launch_host, else the first); -1 for
+ * another launcher, or a launch host the cluster does not have. */
+long session_launch_machine(const Session *s);
 /* Before a trial: -1 with why when no trial can run, the pool having refused the key of the
  * single launcher's host or of every machine, or refused them otherwise for good (each said
  * once through on_report);
@@ -27,9 +31,11 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
  * settled (an operator's accepted key, a reconnect after a fixed file); and, silently, while
  * no host is ready and one's attempt is under way (the first: a refusal not known yet). */
 int session_refused_check(Session *s, char *why, size_t cap);
-/* session_recheck.c: a resume (its journal replayed), per-host: the machines the journal's last
- * suggestion left out, refused then, and those of a trial lost unreachable since, are
- * connected again (key and login, nothing run) before the first new trial; without
+/* session_recheck.c: a resume (its journal replayed), per-host or single: the machines the
+ * journal's last suggestion left out, refused then, and those a trial lost unreachable since
+ * did not reach (its `unreachable`; a journal without it: every host of the trial), or a
+ * trial interrupted since reached, are connected again (key and login, nothing run) before
+ * the first new trial; without
  * spec.stops_on_loop (`tune`) their answers are waited for here, at most one connect timeout.
  * Once a session, when a new trial is in the budget: a resume with none left is called again
  * at each budget change until one is (the console's :budget). */

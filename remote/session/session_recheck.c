@@ -1,7 +1,8 @@
 /* A resume checks again, before its first new trial, the hosts its journal last left out as
- * refused (the last suggestion's `left_out`), and those of a trial lost unreachable since that
- * suggestion was made (a refusal met by the last trial, which no later `suggested` line
- * names): a fresh pool knows nothing of them, so the first new trial could try one still
+ * refused (the last suggestion's `left_out`: a per-host session's machines, a single one's
+ * launch host), and those a trial lost unreachable since that suggestion did not reach, or a
+ * trial interrupted since used (a refusal met there, which no later `suggested` line names):
+ * a fresh pool knows nothing of them, so the first new trial could try one still
  * refused and be lost unreachable, spending the budget. Each is connected (host key and login,
  * nothing run); one refused is left out from the start, said once; one left out before that
  * answers now (a known_hosts or login fixed meanwhile) is used again, said once. */
@@ -29,15 +30,31 @@ static int recheck_under_way(unsigned char state)
     return state == RECHECK_UNDER_WAY || state == RECHECK_LOST_UNDER_WAY;
 }
 
+/* Whether trial r since the last suggestion may have met a refusal no `left_out` names, and
+ * which of its machines: one lost unreachable, on those it did not reach (its `unreachable`;
+ * a journal without the field: every host it used, as the reason says the refusal in words
+ * only); one interrupted (the session killed while it ran, or about to run it: its outcome,
+ * a refusal met included, never journaled), on every host it used. The single launcher uses
+ * its launch host alone (`launch`; -1: another launcher, whose hosts are the schedule's). */
+static int lost_on(const TrialRecord *r, size_t m, long launch)
+{
+    const Schedule *sc = r->suggestion.schedule;
+    if (!r->obs || !sc)
+        return 0;
+    int used = launch >= 0 ? (long)m == launch : sc->worker[m] || sc->ps[m];
+    if (r->obs->status == TRIAL_UNREACHABLE)
+        return r->obs->unreachable ? r->obs->unreachable[m] != 0 : used;
+    return r->obs->status == TRIAL_INTERRUPTED && used;
+}
+
 /* Into check (n machines), the hosts to check again: RECHECK_UNDER_WAY for those the journal's
  * last optimizer suggestion was made leaving out (an override's record has none of its own:
- * the one before it says), RECHECK_LOST_UNDER_WAY for the others of a trial lost unreachable
- * from that suggestion on. A refusal ends the trial that meets it unreachable, and is left out
- * only from the next suggestion on: met by the session's last trial (or an override after the
- * last suggestion), no `left_out` names it. The journal's reason says the refusal in words
- * only, so every host of such a trial is checked, and the pool, not the words, says which is
- * refused now. Returns how many are checked. */
-static size_t hosts_to_check(const Tuner *t, unsigned char *check, size_t n)
+ * the one before it says), RECHECK_LOST_UNDER_WAY for the others a trial from that suggestion
+ * on may have met refused (lost_on). A refusal ends the trial that meets it unreachable, and
+ * is left out only from the next suggestion on: met by the session's last trial (or an
+ * override after the last suggestion), no `left_out` names it, and the pool, not the
+ * journal, says which is refused now. Returns how many are checked. */
+static size_t hosts_to_check(const Tuner *t, unsigned char *check, size_t n, long launch)
 {
     size_t from = tuner_n_trials(t);
     while (from > 0 && tuner_trial(t, from - 1)->overridden)
@@ -52,17 +69,12 @@ static size_t hosts_to_check(const Tuner *t, unsigned char *check, size_t n)
             check[m] = RECHECK_UNDER_WAY;
             count++;
         }
-    for (size_t i = from; i < tuner_n_trials(t); i++) {
-        const TrialRecord *r = tuner_trial(t, i);
-        const Schedule *sc = r->suggestion.schedule;
-        if (!r->obs || r->obs->status != TRIAL_UNREACHABLE || !sc)
-            continue;
+    for (size_t i = from; i < tuner_n_trials(t); i++)
         for (size_t m = 0; m < n; m++)
-            if (!check[m] && (sc->worker[m] || sc->ps[m])) {
+            if (!check[m] && lost_on(tuner_trial(t, i), m, launch)) {
                 check[m] = RECHECK_LOST_UNDER_WAY;
                 count++;
             }
-    }
     return count;
 }
 
@@ -104,8 +116,9 @@ static void recheck_drop(Session *s)
 
 void session_recheck_begin(Session *s)
 {
+    long launch = session_launch_machine(s);
     if (s->recheck_decided || !s->resume || !s->journal_open || !s->pool || !s->tuner ||
-        strcmp(s->launcher, "per-host") != 0)
+        (strcmp(s->launcher, "per-host") != 0 && launch < 0))
         return;
     const Tuner *t = s->tuner;
     size_t n = s->cluster->n_machines;
@@ -129,7 +142,7 @@ void session_recheck_begin(Session *s)
                               "first new trial");
         return;
     }
-    if (!hosts_to_check(t, s->recheck, n)) {
+    if (!hosts_to_check(t, s->recheck, n, launch)) {
         recheck_drop(s); /* nothing left out, no trial lost unreachable since */
         return;
     }

@@ -50,12 +50,23 @@ static void say_refused(Session *s, size_t m, const HostInfo *hi)
         s->spec.on_report(s->spec.report_userdata, line);
 }
 
+long session_launch_machine(const Session *s)
+{
+    if (strcmp(s->launcher, "single") != 0)
+        return -1;
+    const Cluster *c = s->cluster;
+    return c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
+}
+
 int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap)
 {
     Session *s = userdata;
     HostInfo hi;
-    /* the single launcher runs every trial on its one host: nothing to move off */
-    if (strcmp(s->launcher, "per-host") != 0)
+    /* The single launcher reaches its launch host alone: only it is left out, recorded for
+     * the journal (and a resume's check) and not told to the optimizer (TunerConfig.
+     * usable_is_launch_host): no schedule avoids it, and while it is refused no trial runs. */
+    long launch = session_launch_machine(s);
+    if (strcmp(s->launcher, "per-host") != 0 && (launch < 0 || (size_t)launch != machine))
         return 1;
     session_recheck_say(s, machine); /* a resume's host used again: said before its trials */
     if (!host_refused(s, machine, &hi))
@@ -112,8 +123,11 @@ int session_refused_check(Session *s, char *why, size_t cap)
     int single = strcmp(s->launcher, "single") == 0;
     if (!s->pool || (!single && strcmp(s->launcher, "per-host") != 0))
         return 0;
-    long launch =
-        single && c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
+    long launch = single ? session_launch_machine(s) : 0;
+    /* a resume's launch host used again: said before its trial (an override's asks no
+     * machine_usable of it) */
+    if (single && launch >= 0)
+        session_recheck_say(s, (size_t)launch);
     char names[256] = "";
     size_t used = 0;
     int keys_only = 1, unknown_only = 1, any_unknown = 0, settling = 0;

@@ -479,3 +479,74 @@ Test(journal_trial, a_left_out_machine_the_cluster_does_not_have_is_refused)
     cr_assert(strstr(err.msg, "field 'left_out': expected an array"), "%s", err.msg);
     cJSON_Delete(j);
 }
+
+/* A trial lost unreachable names the machines it did not reach (`unreachable`), read back by
+ * name, so that a resume checks only those hosts again; none named, none written (a journal
+ * without the field: every host of the trial, as before). */
+Test(journal_trial, a_lost_trials_unreachable_machines_round_trip_by_name)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_UNREACHABLE;
+    cr_assert_eq(observation_mark_unreachable(o, 1), 0);
+    cJSON *j = journal_finished_json(1, o);
+    const cJSON *names = cJSON_GetObjectItem(j, "unreachable");
+    cr_assert_eq(cJSON_GetArraySize(names), 1);
+    cr_assert_str_eq(cJSON_GetArrayItem(names, 0)->valuestring, c->machines[1].name);
+    Error err;
+    Observation *back = journal_finished_parse(j, sched, "j:2: finished", &err);
+    cr_assert_not_null(back, "%s", err.msg);
+    cr_assert_not_null(back->unreachable);
+    for (size_t m = 0; m < c->n_machines; m++)
+        cr_assert_eq(back->unreachable[m], m == 1, "machine %zu", m);
+    Observation *copy = observation_copy(back);
+    cr_assert(copy && copy->unreachable && copy->unreachable[1]);
+    observation_free(copy);
+    observation_free(back);
+    cJSON_Delete(j);
+    free(o->unreachable);
+    o->unreachable = NULL;
+    j = journal_finished_json(1, o);
+    cr_assert_null(cJSON_GetObjectItem(j, "unreachable"));
+    back = journal_finished_parse(j, sched, "j:2: finished", &err);
+    cr_assert_not_null(back, "%s", err.msg);
+    cr_assert_null(back->unreachable);
+    observation_free(back);
+    cJSON_Delete(j);
+    observation_free(o);
+}
+
+/* An `unreachable` that is not the cluster's machines' names: the line is one the resume skips
+ * (its trial marked interrupted, whose every host is checked), said with its line, its field,
+ * its entry and what was expected, by both readings alike (`tunedeck sessions`'s too). */
+Test(journal_trial, an_unreachable_machine_the_cluster_does_not_have_is_refused)
+{
+    const Cluster *c = simcluster_cluster(sim);
+    Observation *o = observation_new(sched);
+    o->status = TRIAL_UNREACHABLE;
+    cJSON *j = journal_finished_json(1, o);
+    cJSON *names = cJSON_AddArrayToObject(j, "unreachable");
+    cJSON_AddItemToArray(names, cJSON_CreateString(c->machines[0].name));
+    cJSON_AddItemToArray(names, cJSON_CreateString("nosuchhost"));
+    Error err;
+    TrialStatus st;
+    double time_s;
+    cr_assert_null(journal_finished_parse(j, sched, "j:7: finished", &err));
+    cr_assert(strstr(err.msg, "j:7: finished: field 'unreachable': entry 1: expected a machine "
+                              "of cluster"),
+              "%s", err.msg);
+    cr_assert(strstr(err.msg, "found 'nosuchhost'"), "%s", err.msg);
+    cr_assert_eq(journal_finished_kept(j, c, "j:7: finished", &st, &time_s, &err), -1);
+    cr_assert(strstr(err.msg, "field 'unreachable': entry 1"), "%s", err.msg);
+    cJSON_ReplaceItemInArray(names, 1, cJSON_CreateNumber(3));
+    cr_assert_null(journal_finished_parse(j, sched, "j:7: finished", &err));
+    cr_assert(strstr(err.msg, "field 'unreachable': entry 1: expected a machine's name, found "
+                              "a number"),
+              "%s", err.msg);
+    cr_assert_eq(journal_finished_kept(j, NULL, "j:7: finished", &st, &time_s, &err), -1);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "unreachable", cJSON_CreateString("h1"));
+    cr_assert_null(journal_finished_parse(j, sched, "j:7: finished", &err));
+    cr_assert(strstr(err.msg, "field 'unreachable': expected an array"), "%s", err.msg);
+    cJSON_Delete(j);
+    observation_free(o);
+}

@@ -396,7 +396,9 @@ static int tuner_is_done(void *tuner)
 
 /* The session id, resumed with the budget given. As `tune` runs it, or as the console does
  * (its hosts connected at the start, the pool stepped by its loop beside the tuner). */
-static Session *resume_to_as(const char *id, int budget, int console)
+/* The session id, opened to resume with the budget given, its journal replayed and its
+ * recheck begun (waited for, as `tune` does, unless console): no new trial yet. */
+static Session *resume_begun(const char *id, int budget, int console)
 {
     Session *s = session_new(1, dir);
     SessionSpec spec = {.ssh_config = TEST_SSH_CONFIG, .budget = budget, .on_report = keep_line};
@@ -409,6 +411,13 @@ static Session *resume_to_as(const char *id, int budget, int console)
     cr_assert_eq(session_resume(s, id, &spec, 1, &err), 0, "%s", err.msg);
     cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
     cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    return s;
+}
+
+static Session *resume_to_as(const char *id, int budget, int console)
+{
+    Session *s = resume_begun(id, budget, console);
+    Error err;
     if (console) {
         EvLoop *l = evloop_new();
         cr_assert_not_null(l);
@@ -586,5 +595,157 @@ Test(session_refused, a_console_resume_with_no_trial_left_rechecks_when_its_budg
                             "ran, and again now): unknown host key"),
                  1);
     cr_assert_eq(said_count("h1 is left out of the trials from now on"), 0);
+    session_free(s);
+}
+
+/* Machine m's host as the session's pool knows it now. */
+static HostInfo host_now(const Session *s, size_t m)
+{
+    HostInfo hi;
+    hostpool_info(s->pool, m, &hi);
+    return hi;
+}
+
+/* The single launcher's host (h1) refused: trial 1 met it, and trial 2, cancelled unlaunched,
+ * was suggested with h1 left out, journaled as the per-host launcher's are (the optimizer not
+ * told: no schedule avoids the launch host). Its resume to 3 checks h1 again before its first
+ * new trial: still refused, that trial is cancelled unlaunched, said "still left out", or,
+ * its key added since, h1 is used again, said once, and the trial runs. Regression: the
+ * single launcher journaled no left_out, so the resume's first trial tried h1 and was lost
+ * unreachable, a trial of the budget spent on learning what the journal could have said. */
+static void assert_single_resume_checks_its_launch_host(int fixed)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    Error err;
+    cr_assert_eq(run_session_as(s, "single", 2, &err), -1);
+    cr_assert_eq(tuner_n_trials(s->tuner), 2);
+    const TrialRecord *first = tuner_trial(s->tuner, 0), *second = tuner_trial(s->tuner, 1);
+    cr_assert_eq(first->obs->status, TRIAL_UNREACHABLE, "%s", first->obs->reason);
+    cr_assert_null(first->left_out);
+    cr_assert_eq(second->obs->status, TRIAL_CANCELLED, "%s", second->obs->reason);
+    cr_assert(second->left_out && second->left_out[0] && !second->left_out[1]);
+    char id[64];
+    snprintf(id, sizeof id, "%s", tune_journal_id(s->journal));
+    session_free(s);
+    if (fixed)
+        write_known_hosts(1, 1);
+    s = resume_begun(id, 3, 0);
+    cr_assert_eq(host_now(s, 0).refused, !fixed, "h1 checked before the first new trial");
+    cr_assert_eq(host_now(s, 1).attempts, 0, "h2 is no host of the single launcher");
+    int rc = tuner_run_blocking(s->tuner, &err);
+    cr_assert_eq(tuner_n_trials(s->tuner), 3);
+    const Observation *third = tuner_trial(s->tuner, 2)->obs;
+    if (fixed) {
+        cr_assert_eq(rc, 0, "%s", err.msg);
+        cr_assert_eq(third->status, TRIAL_OK, "%s", third->reason);
+        cr_assert_eq(said_count("h1 is in the trials again: it was left out when the session "
+                                "last ran (its host refused), and its host key and login are "
+                                "accepted now"),
+                     1);
+    } else {
+        cr_assert_eq(rc, -1);
+        cr_assert_eq(third->status, TRIAL_CANCELLED, "%s", third->reason);
+        cr_assert(strstr(third->reason, "not launched: the host key of h1 is refused"), "%s",
+                  third->reason);
+        cr_assert_eq(said_count("h1 is still left out of the trials (refused when the session "
+                                "last ran, and again now): unknown host key"),
+                     1);
+    }
+    session_free(s);
+}
+
+Test(session_refused, a_single_sessions_resume_leaves_its_launch_host_still_refused_out)
+{
+    assert_single_resume_checks_its_launch_host(0);
+}
+
+Test(session_refused, a_single_sessions_resume_uses_its_launch_host_again_once_accepted)
+{
+    assert_single_resume_checks_its_launch_host(1);
+}
+
+/* An operator's override on h1 and h2 (a worker and the batch on each, h1's PS). */
+static Schedule *on_both(const Session *s)
+{
+    const Cluster *c = s->cluster;
+    Schedule *o = schedule_new(c, s->job);
+    cr_assert_not_null(o);
+    o->worker[0] = o->worker[1] = o->ps[0] = 1;
+    o->inputs[c->machines[0].first_device + 1] = s->job->batch / 2;
+    o->inputs[c->machines[1].first_device + 1] = s->job->batch - s->job->batch / 2;
+    Error err;
+    cr_assert_eq(schedule_validate(o, &err), 0, "%s", err.msg);
+    return o;
+}
+
+/* A 1-trial session whose trial, the override on_both, met h1's refused key, lost unreachable,
+ * h2 connected before it (its part ran, or was never sent to a host that answered); its id
+ * into id, its journal's path into path. */
+static void run_override_lost_on_h1(char *id, size_t id_cap, char *path, size_t path_cap)
+{
+    write_known_hosts(0, 1);
+    Session *s = session_new(1, dir);
+    SessionSpec spec = spec_of(1);
+    Error err;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    hostpool_connect(s->pool, 1, 0);
+    settle(s);
+    cr_assert_eq(host_now(s, 1).state, HOST_READY, "%s", host_now(s, 1).last_error);
+    Schedule *both = on_both(s);
+    cr_assert_eq(tuner_override(s->tuner, both, &err), 0, "%s", err.msg);
+    schedule_free(both);
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    const Observation *o = tuner_trial(s->tuner, 0)->obs;
+    cr_assert_eq(o->status, TRIAL_UNREACHABLE, "%s", o->reason);
+    cr_assert(strstr(o->reason, "unknown host key"), "%s", o->reason);
+    snprintf(id, id_cap, "%s", tune_journal_id(s->journal));
+    snprintf(path, path_cap, "%s", tune_journal_path(s->journal));
+    session_free(s);
+}
+
+/* The lost trial's finished line names the host it did not reach ("unreachable": ["h1"]), so
+ * its resume checks h1 alone, not h2, which ran its part (its key and login accepted).
+ * Regression: the line said the refusal in words only, and every host of the trial was
+ * connected again, a connect_timeout_s each for those that do not answer. */
+Test(session_refused, a_resume_checks_only_the_host_a_lost_trial_did_not_reach)
+{
+    char id[64], path[4096];
+    run_override_lost_on_h1(id, sizeof id, path, sizeof path);
+    Session *s = resume_begun(id, 2, 0);
+    const Observation *lost = tuner_trial(s->tuner, 0)->obs;
+    cr_assert_eq(lost->status, TRIAL_UNREACHABLE);
+    cr_assert(lost->unreachable && lost->unreachable[0] && !lost->unreachable[1],
+              "the journal names h1 alone");
+    cr_assert(host_now(s, 0).refused, "h1 checked before the first new trial");
+    cr_assert_eq(host_now(s, 1).attempts, 0, "h2 reached by the lost trial: not checked");
+    Error err;
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    assert_ok_off_h1(s, 1, 2);
+    cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
+    session_free(s);
+}
+
+/* The same trial, the session killed before its finished line (cut here): the resume marks it
+ * interrupted, and checks every host it used, h1 among them, before its first new trial.
+ * Regression: only a trial lost unreachable was looked at, so the refusal an interrupted trial
+ * met was the resume's first trial's to meet again. */
+Test(session_refused, a_resume_checks_the_hosts_of_a_trial_interrupted_since_the_last_suggestion)
+{
+    char id[64], path[4096];
+    run_override_lost_on_h1(id, sizeof id, path, sizeof path);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "sed -i '/\"event\": *\"finished\"/,$d' '%s'", path);
+    sh_ok(cmd);
+    Session *s = resume_begun(id, 2, 0);
+    const Observation *cut = tuner_trial(s->tuner, 0)->obs;
+    cr_assert_eq(cut->status, TRIAL_INTERRUPTED, "%s", cut->reason);
+    cr_assert(host_now(s, 0).refused, "h1 checked before the first new trial");
+    cr_assert_gt(host_now(s, 1).attempts, 0, "h2, used by the interrupted trial, checked too");
+    Error err;
+    cr_assert_eq(tuner_run_blocking(s->tuner, &err), 0, "%s", err.msg);
+    assert_ok_off_h1(s, 1, 2);
+    cr_assert_eq(said_count("h1 is left out of the trials from now on: unknown host key"), 1);
     session_free(s);
 }
