@@ -260,25 +260,32 @@ int command_run(App *a, const char *line)
         size_t done = tuner_n_trials(a->tuner);
         if ((size_t)n < done) {
             app_message(a, 1,
-                        ":budget %ld: the session already has %zu trials; expected %zu or more", n,
-                        done, done);
+                        ":budget %ld: the session already has %zu trial%s; expected %zu or more",
+                        n, done, plural_s((long long)done), done);
             return -1;
         }
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
-        app_log(a, "budget set to %ld trials", n);
+        app_log(a, "budget set to %ld trial%s", n, plural_s(n));
         /* said where the operator looks, as every other command's outcome is, with the
          * queued overrides a budget this short leaves without a trial */
         size_t queued = tuner_overrides(a->tuner), past = 0;
         for (size_t i = 0; i < queued; i++)
             past += tuner_override_trial(a->tuner, i) > n;
-        if (past)
+        int last = queued ? tuner_override_trial(a->tuner, queued - 1) : 0;
+        if (past && queued == 1)
             app_message(a, 0,
-                        "budget set to %ld trials (%zu run so far): %zu of the %zu queued "
-                        "overrides wait past it (:budget %d runs them)",
-                        n, done, past, queued, tuner_override_trial(a->tuner, queued - 1));
+                        "budget set to %ld trial%s (%zu run so far): the queued override waits "
+                        "past it (:budget %d runs it)",
+                        n, plural_s(n), done, last);
+        else if (past)
+            app_message(a, 0,
+                        "budget set to %ld trial%s (%zu run so far): %zu of the %zu queued "
+                        "overrides wait%s past it (:budget %d runs %s)",
+                        n, plural_s(n), done, past, queued, past == 1 ? "s" : "", last,
+                        plural_of((long long)past, "it", "them"));
         else
-            app_message(a, 0, "budget set to %ld trials (%zu run so far)", n, done);
+            app_message(a, 0, "budget set to %ld trial%s (%zu run so far)", n, plural_s(n), done);
     } else if (strcmp(word, "unqueue") == 0) {
         long n;
         if (decimal_long(arg, 1, INT_MAX, &n) < 0) {

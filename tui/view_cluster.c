@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/plural.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/simsched.h"
@@ -398,7 +399,7 @@ void view_cluster_snapshot(App *a)
         if (j->eta_s < 0)
             j->eta_s = 0;
     }
-    snprintf(j->history, sizeof j->history, "%d trials", (int)n);
+    snprintf(j->history, sizeof j->history, "%zu trial%s", n, plural_s((long long)n));
     snprintf(j->note, sizeof j->note, "%s",
              tuner_paused(a->tuner) && a->user_paused ? "paused" : "");
     snprintf(s->jobs_absent, sizeof s->jobs_absent, "no scheduler in this session");

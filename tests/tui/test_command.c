@@ -169,10 +169,36 @@ Test(command, budget_below_the_queued_overrides_says_which_wait_past_it)
     queue_three(); /* trials 1-3 */
     cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
     cr_assert_not(a->message_bad);
-    cr_assert_str_eq(a->message, "budget set to 1 trials (0 run so far): 2 of the 3 queued "
+    cr_assert_str_eq(a->message, "budget set to 1 trial (0 run so far): 2 of the 3 queued "
                                  "overrides wait past it (:budget 3 runs them)");
+    cr_assert_eq(command_run(a, "budget 2"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 2 trials (0 run so far): 1 of the 3 queued "
+                                 "overrides waits past it (:budget 3 runs it)");
     cr_assert_eq(command_run(a, "budget 3"), 0, "%s", a->message);
     cr_assert_str_eq(a->message, "budget set to 3 trials (0 run so far)");
+}
+
+/* Regression: ":budget 1" said "budget set to 1 trials", and with one override queued past it
+ * "1 of the 1 queued overrides wait past it (:budget 2 runs them)". */
+Test(command, budget_of_one_trial_and_one_queued_override_agree_in_number)
+{
+    cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 1 trial (0 run so far)");
+    Error err;
+    cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(a->tuner), 1);
+    Optimizer *o = optimizer_new("random", simcluster_cluster(sim), simcluster_job(sim), 9, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    tuner_set_paused(a->tuner, 1);
+    Suggestion sg;
+    cr_assert_eq(optimizer_suggest(o, &sg, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(a->tuner, sg.schedule, &err), 0, "%s", err.msg);
+    suggestion_clear(&sg);
+    optimizer_free(o);
+    cr_assert_eq(tuner_override_trial(a->tuner, 0), 2);
+    cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 1 trial (1 run so far): the queued override "
+                                 "waits past it (:budget 2 runs it)");
 }
 
 /* Regression: the argument was read into 96 bytes, so a word typed past them was dropped and
