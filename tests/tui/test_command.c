@@ -220,6 +220,21 @@ Test(command, a_word_typed_far_after_the_argument_is_refused_not_dropped)
               a->message);
 }
 
+/* Regression: a command typed without its argument was told "found ''", which reads as a
+ * quote lost; it is told "found nothing". */
+Test(command, a_missing_argument_is_said_found_nothing)
+{
+    const char *words[] = {"budget", "unqueue", "converge", "plot", "sort"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        cr_assert_eq(command_run(a, words[i]), -1, "%s", words[i]);
+        cr_assert(a->message_bad);
+        cr_assert(strstr(a->message, ", found nothing") && !strstr(a->message, "''"), "%s",
+                  a->message);
+    }
+    cr_assert_eq(command_run(a, "budget x"), -1);
+    cr_assert(strstr(a->message, ", found 'x'"), "%s", a->message);
+}
+
 /* Regression: ":resume" while tuning ran, or ":pause" while paused, changed nothing but
  * logged "resumed" or "paused" again and said nothing on the status line; like ":pause JOB" of
  * a paused job it is refused saying so. */
@@ -296,6 +311,17 @@ Test(command_sched, undrain_of_a_node_not_drained_says_so_and_does_nothing)
 
 /* A node the backend took out (its host down, Slurm's drain) is not the operator's to give
  * back: `:undrain` says why it stays out. */
+/* Regression: ":pin" or ":drain" alone was told "found ''". */
+Test(command_sched, a_missing_job_or_node_is_said_found_nothing)
+{
+    cr_assert_eq(command_run(sa, "pin"), -1);
+    cr_assert(strstr(sa->message, "expected a job name from the job list, found nothing"), "%s",
+              sa->message);
+    cr_assert_eq(command_run(sa, "drain"), -1);
+    cr_assert(strstr(sa->message, "expected a node name (e.g. "), "%s", sa->message);
+    cr_assert(strstr(sa->message, "), found nothing"), "%s", sa->message);
+}
+
 Test(command_sched, undrain_of_a_node_only_the_backend_drained_says_it_stays_out)
 {
     SchedState *st = simsched_state_mut(sa->ss);
