@@ -137,6 +137,10 @@ static int compare(const void *a, const void *b)
         if (nx || ny)
             return nx != ny ? nx - ny : x->rec->trial - y->rec->trial;
         c = (kx > ky) - (kx < ky);
+        /* W/PS: the workers, then the parameter servers, as the column reads ("10/1" before
+         * "10/3"); by workers alone, rows of one count stayed in trial order */
+        if (!c && sort_col == TRIAL_COL_WORKERS)
+            c = (x->ps > y->ps) - (x->ps < y->ps);
     }
     if (sort_desc)
         c = -c;
