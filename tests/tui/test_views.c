@@ -838,8 +838,8 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
     cr_assert(row21 && row22, "%s", text);
     *strchr(row21, '\n') = 0;
     *strchr(row22, '\n') = 0;
-    cr_assert_not_null(strstr(row22, "queued           -         -      4.25  "), "%s", row22);
-    cr_assert_not_null(strstr(row21, "queued           -         -         -  "), "%s", row21);
+    cr_assert_not_null(strstr(row22, "queued             -         -      4.25  "), "%s", row22);
+    cr_assert_not_null(strstr(row21, "queued             -         -         -  "), "%s", row21);
     free(text);
 
     for (int i = 0; i < 10; i++)
@@ -1200,4 +1200,41 @@ Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
     tuner_free(a->tuner);
     free(a);
     simcluster_free(big);
+}
+
+/* Regression: the status cell was 9 columns ("cancelled"), so a row whose status is
+ * "unreachable" or "interrupted" (11) pushed the rest of its row 2 columns right of the
+ * header and of the other rows. Every status keeps the row's columns: each note starts under
+ * "note". */
+Test(views, a_trial_unreachable_or_interrupted_keeps_its_row_under_the_header)
+{
+    App *a = app_tuning_at_random(sim, 8);
+    enum { N = 7 };
+    TrialRecord recs[N];
+    const TrialRecord *ptr[N];
+    ok_records(recs, ptr, N, 10, 1);
+    for (int i = 0; i < N; i++) { /* every status a finished trial can have */
+        recs[i].obs->status = (TrialStatus)i;
+        snprintf(recs[i].obs->reason, sizeof recs[i].obs->reason, "why%d", i);
+    }
+    trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
+    tune_view_table_alone(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "unreachable") && strstr(text, "interrupted"), "%s", text);
+    int note_col = -1, rows = 0;
+    for (char *save, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        const char *h = strstr(line, "W/PS  note"), *why = strstr(line, "why");
+        if (h)
+            note_col = (int)(h - line) + 6;
+        if (why && note_col >= 0) {
+            cr_assert_eq((int)(why - line), note_col, "a note off its column:\n%s", line);
+            rows++;
+        }
+    }
+    cr_assert_eq(rows, N, "%d rows with a note in:\n%s", rows, text);
+    free(text);
+    app_tuning_free(a, recs, N);
 }
