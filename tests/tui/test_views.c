@@ -1238,3 +1238,40 @@ Test(views, a_trial_unreachable_or_interrupted_keeps_its_row_under_the_header)
     free(text);
     app_tuning_free(a, recs, N);
 }
+
+/* Regression: before any trial was measured (two failed, each with its prediction, which
+ * draw the plot), the legend said "best - s", a unit after no value. It says there is none. */
+Test(views, the_plot_legend_before_a_measured_trial_says_no_best_yet)
+{
+    App *a = app_tuning_at_random(sim, 4);
+    for (int i = 0; i < 2; i++) {
+        Suggestion sg;
+        memset(&sg, 0, sizeof sg);
+        sg.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+        sg.has_prediction = 1;
+        sg.mean_s = 5 + i;
+        sg.p10_s = 4 + i;
+        sg.p90_s = 6 + i;
+        Observation *o = observation_new(sg.schedule);
+        o->status = TRIAL_FAILED;
+        tuner_replay(a->tuner, &sg, o, 0);
+        observation_free(o);
+        schedule_free(sg.schedule);
+    }
+    cr_assert_eq(tuner_n_trials(a->tuner), 2);
+    cr_assert_null(tuner_best(a->tuner));
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++) /* the plot alone: the other panes need a run */
+        if (p != PANE_PLOT)
+            a->layout.shown[p] = 0;
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "Best-so-far"), "%s", text);
+    cr_assert_null(strstr(text, "best - s"), "%s", text);
+    cr_assert(strstr(text, "best: none yet  measured  predicted"), "%s", text);
+    free(text);
+    tuner_free(a->tuner);
+    free(a);
+}
