@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/duration.h"
 #include "core/base/plural.h"
 #include "tui/app.h"
 #include "tui/draw.h"
@@ -168,11 +169,8 @@ static int job_bar_w(int w)
 
 static int job_tail(const JobRow *j, char *out, size_t cap)
 {
-    char eta[16];
-    if (isfinite(j->eta_s))
-        snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
-    else
-        snprintf(eta, sizeof eta, "-");
+    char eta[24]; /* "4m10s" as the live job's retry reads, not "250s"; "-" unknown */
+    duration_text(eta, sizeof eta, j->eta_s);
     return snprintf(out, cap, "%6s %3d  %s", eta, j->resizes, j->history);
 }
 

@@ -1275,3 +1275,35 @@ Test(views, the_plot_legend_before_a_measured_trial_says_no_best_yet)
     tuner_free(a->tuner);
     free(a);
 }
+
+/* Regression: a job's ETA in the job list was raw seconds ("7170s"), where the rest of the
+ * console (a live job's retry, "4m10s") reads a span in h/m/s: the list says "4m10s", "2h00m". */
+Test(views, a_jobs_eta_reads_in_hours_minutes_and_seconds)
+{
+    const double eta_s[] = {250, 7170, 42};
+    const char *want[] = {"4m10s", "2h00m", "42s"};
+    for (size_t i = 0; i < sizeof eta_s / sizeof eta_s[0]; i++) {
+        JobRow job;
+        memset(&job, 0, sizeof job);
+        snprintf(job.name, sizeof job.name, "resnet-%zu", i);
+        snprintf(job.state_name, sizeof job.state_name, "running");
+        snprintf(job.history, sizeof job.history, "2>4");
+        job.state = 1;
+        job.gpus = 4;
+        job.progress = 0.5;
+        job.eta_s = eta_s[i];
+        ClusterSnapshot snap;
+        memset(&snap, 0, sizeof snap);
+        snap.jobs = &job;
+        snap.n_jobs = 1;
+        Layout l;
+        layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+        erase();
+        view_cluster_draw(&snap, &l, 0, 0);
+        char *text = fixture_screen_text();
+        char row[64];
+        snprintf(row, sizeof row, "%6s   0  2>4", want[i]); /* eta, resizes, history */
+        cr_assert(strstr(text, row), "'%s' not in:\n%s", row, text);
+        free(text);
+    }
+}
