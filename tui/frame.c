@@ -109,6 +109,20 @@ static void draw_status(const App *a)
                        draw_unicode() ? "\xe2\x80\xa6" : "~", draw_tail_cols(a->input, room));
         else
             draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
+        /* a key that did not fit is said on the row above (as a long message takes it): the
+         * line stopped taking keys without a word */
+        if (a->input_full && r.y >= 2) {
+            draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
+            if (a->prompt == '/')
+                draw_textf(r.y - 1, 0, r.w, ROLE_WARN,
+                           "the filter is full (%zu bytes): Enter keeps it, Esc drops it",
+                           sizeof a->filter - 1);
+            else
+                draw_textf(r.y - 1, 0, r.w, ROLE_WARN,
+                           "the command line is full (%zu bytes, the longest command): Enter "
+                           "runs it, Esc drops it",
+                           sizeof a->input - 1);
+        }
     } else if (a->message[0] || (a->refused_hold && a->refused_hold[0])) {
         /* a message the operator has not read yet first; then, while trials wait for refused
          * hosts, why and what lets them go on, which no key clears */

@@ -254,6 +254,16 @@ tmx send-keys -t narrow -l "$tmp/bad-theme.json"
 tmx send-keys -t narrow Enter
 wait_for narrow "roles\.tab: field 'bg':\$"
 wait_for narrow '^expected a colour name .* or a number 0-255, found 300 *$'
+# a `:` line as long as a command can be takes no more keys, and says so above it (it
+# stopped without a word); the next key that fits clears it
+tmx send-keys -t narrow : f i l t e r ' '
+tmx send-keys -t narrow -l "$(printf '%0130d' 0)"
+wait_for narrow '^the command line is full \(127 bytes, the longest command\): Enter runs it, Esc drops it *$'
+wait_for narrow '^:filter 0{120}_ *$'
+tmx send-keys -t narrow BSpace
+wait_for narrow '^:filter 0{119}_ *$'
+not_on_screen narrow 'the command line is full'
+tmx send-keys -t narrow Escape
 tmx resize-window -t narrow -x 40 -y 10
 # smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
 tmx resize-window -t tiny -x 12 -y 8
