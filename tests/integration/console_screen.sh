@@ -236,6 +236,8 @@ quit jobs
 # --- narrow screens: the hints that go first are the least needed; how to quit stays ------
 start narrow 40 10 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
+# three panes hidden: their names do not fit, their count does
+wait_for narrow '^└─+ 3 panes hidden: 36 rows show them ─┘$'
 start tiny 20 6 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for tiny '^ \? help  q quit *$'
 # a command longer than the line shows its end, where the typing is; Esc drops it
@@ -290,6 +292,8 @@ quit logs
 # --- the help: what it lists works; when it all shows, any key closes it, Down too --------
 start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-journal --no-sched
 wait_for help 'Trials [0-9]+/60'
+# a pane the size hides is said on the bottom border, with the size that shows it
+wait_for help '^└─+ log hidden: 36 rows show it ─┘$'
 tmx send-keys -t help '?'
 wait_for help 'Keys \(any key closes\)'
 # the box 94 wide at 100 columns: a pane's border, a pane column, the blank margin, its border,
