@@ -61,6 +61,8 @@ typedef struct {
     /* prompt: 0, '/' or ':' */
     int prompt;
     char input[128];
+    int input_full; /* the last key typed there did not fit (the `/` prompt holds a filter's
+                       bytes, the `:` one input's): said above the prompt until the next key */
     char message[256];
     int message_bad;
 

@@ -12,6 +12,18 @@
 #include "tui/command.h"
 #include "tui/theme.h"
 
+/* What an argument was, after "found": quoted, or "nothing" where none was typed (":budget"
+ * alone said "found ''", which reads as a quote lost). FOUND(arg) keeps its text in a buffer
+ * that lives as long as the call's statement. */
+static const char *found_text(char *buf, size_t cap, const char *arg)
+{
+    if (!arg || !arg[0])
+        return "nothing";
+    snprintf(buf, cap, "'%s'", arg);
+    return buf;
+}
+#define FOUND(arg) found_text((char[160]){0}, 160, (arg))
+
 /* "n1, n2, n3, n4" (every node, when they fit in cap), else "node00 ... node15, 16 in all":
  * what a refused node name is told it could have been. */
 static void node_list(const char *(*name)(const void *, int), const void *from, int n, char *out,
@@ -47,8 +59,8 @@ static int slurm_node_command(App *a, const char *word, const char *arg)
     sscanf(arg, "%63s %95[^\n]", node, reason);
     const SlurmNodes *ns = a->slurm_panel.nodes;
     if (!node[0]) {
-        app_message(a, 1, ":%s: expected a Slurm node name (e.g. %s), found '%s'", word,
-                    ns && ns->n ? ns->v[0].name : "n1", node);
+        app_message(a, 1, ":%s: expected a Slurm node name (e.g. %s), found nothing", word,
+                    ns && ns->n ? ns->v[0].name : "n1");
         return -1;
     }
     if (!slurm_desk_has_node(a->slurm, node)) {
@@ -64,7 +76,7 @@ static int slurm_node_command(App *a, const char *word, const char *arg)
         return -1;
     }
     if (word[0] != 'd' && reason[0]) {
-        app_message(a, 1, ":%s: expected a node name only, found '%s'", word, arg);
+        app_message(a, 1, ":%s: expected a node name only, found %s", word, FOUND(arg));
         return -1;
     }
     if (slurm_desk_updating(a->slurm)) {
@@ -163,11 +175,11 @@ static int sched_command(App *a, const char *word, const char *arg)
      * as typed, and a reason is Slurm's alone (slurm_node_command). */
     int pin = strcmp(word, "pin") == 0;
     if (pin && got > 2) {
-        app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
+        app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found %s", FOUND(arg));
         return -1;
     }
     if (!pin && got > 1) {
-        app_message(a, 1, ":%s: expected one name, found '%s'", word, arg);
+        app_message(a, 1, ":%s: expected one name, found %s", word, FOUND(arg));
         return -1;
     }
     if (strcmp(word, "drain") == 0 || strcmp(word, "undrain") == 0) {
@@ -176,7 +188,7 @@ static int sched_command(App *a, const char *word, const char *arg)
             if (strcmp(sched_node_name(st, i), name) == 0)
                 node = i;
         if (node < 0 && !name[0]) {
-            app_message(a, 1, ":%s: expected a node name (e.g. %s), found ''", word,
+            app_message(a, 1, ":%s: expected a node name (e.g. %s), found nothing", word,
                         sched_node_name(st, 0));
             return -1;
         }
@@ -193,7 +205,8 @@ static int sched_command(App *a, const char *word, const char *arg)
     } else {
         int job = got >= 1 ? sched_job_find(st, name) : -1;
         if (job < 0) {
-            app_message(a, 1, ":%s: expected a job name from the job list, found '%s'", word, name);
+            app_message(a, 1, ":%s: expected a job name from the job list, found %s", word,
+                        FOUND(name));
             return -1;
         }
         SchedJobInfo info;
@@ -204,7 +217,7 @@ static int sched_command(App *a, const char *word, const char *arg)
         if (strcmp(word, "pin") == 0) {
             long n;
             if (got != 2 || decimal_long(count, 0, INT_MAX, &n) < 0) {
-                app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found '%s'", arg);
+                app_message(a, 1, ":pin: expected JOB GPUS (0 unpins), found %s", FOUND(arg));
                 return -1;
             }
             if (pin_unchanged(a, &info, (int)n))
@@ -250,7 +263,8 @@ int command_run(App *a, const char *line)
     if (strcmp(word, "budget") == 0) {
         long n;
         if (decimal_long(arg, 1, 100000, &n) < 0) {
-            app_message(a, 1, ":budget: expected a number of trials 1-100000, found '%s'", arg);
+            app_message(a, 1, ":budget: expected a number of trials 1-100000, found %s",
+                        FOUND(arg));
             return -1;
         }
         if (!a->tuner) {
@@ -260,32 +274,39 @@ int command_run(App *a, const char *line)
         size_t done = tuner_n_trials(a->tuner);
         if ((size_t)n < done) {
             app_message(a, 1,
-                        ":budget %ld: the session already has %zu trials; expected %zu or more", n,
-                        done, done);
+                        ":budget %ld: the session already has %zu trial%s; expected %zu or more", n,
+                        done, plural_s((long long)done), done);
             return -1;
         }
         tuner_set_budget(a->tuner, (int)n);
         a->next_trial_ms = clock_now_ms();
-        app_log(a, "budget set to %ld trials", n);
+        app_log(a, "budget set to %ld trial%s", n, plural_s(n));
         /* said where the operator looks, as every other command's outcome is, with the
          * queued overrides a budget this short leaves without a trial */
         size_t queued = tuner_overrides(a->tuner), past = 0;
         for (size_t i = 0; i < queued; i++)
             past += tuner_override_trial(a->tuner, i) > n;
-        if (past)
+        int last = queued ? tuner_override_trial(a->tuner, queued - 1) : 0;
+        if (past && queued == 1)
             app_message(a, 0,
-                        "budget set to %ld trials (%zu run so far): %zu of the %zu queued "
-                        "overrides wait past it (:budget %d runs them)",
-                        n, done, past, queued, tuner_override_trial(a->tuner, queued - 1));
+                        "budget set to %ld trial%s (%zu run so far): the queued override waits "
+                        "past it (:budget %d runs it)",
+                        n, plural_s(n), done, last);
+        else if (past)
+            app_message(a, 0,
+                        "budget set to %ld trial%s (%zu run so far): %zu of the %zu queued "
+                        "overrides wait%s past it (:budget %d runs %s)",
+                        n, plural_s(n), done, past, queued, past == 1 ? "s" : "", last,
+                        plural_of((long long)past, "it", "them"));
         else
-            app_message(a, 0, "budget set to %ld trials (%zu run so far)", n, done);
+            app_message(a, 0, "budget set to %ld trial%s (%zu run so far)", n, plural_s(n), done);
     } else if (strcmp(word, "unqueue") == 0) {
         long n;
         if (decimal_long(arg, 1, INT_MAX, &n) < 0) {
             app_message(a, 1,
                         ":unqueue: expected the trial number of a queued override (its row in "
-                        "the trial table), found '%s'",
-                        arg);
+                        "the trial table), found %s",
+                        FOUND(arg));
             return -1;
         }
         if (!a->tuner) {
@@ -297,7 +318,7 @@ int command_run(App *a, const char *line)
     } else if (strcmp(word, "converge") == 0) {
         int on = strcmp(arg, "on") == 0;
         if (!on && strcmp(arg, "off") != 0) {
-            app_message(a, 1, ":converge: expected on or off, found '%s'", arg);
+            app_message(a, 1, ":converge: expected on or off, found %s", FOUND(arg));
             return -1;
         }
         if (!a->tuner) {
@@ -331,7 +352,7 @@ int command_run(App *a, const char *line)
     } else if (strcmp(word, "plot") == 0) {
         const PlotStyle *s = plot_style_find(arg);
         if (!s) {
-            app_message(a, 1, ":plot: expected braille, block or ascii, found '%s'", arg);
+            app_message(a, 1, ":plot: expected braille, block or ascii, found %s", FOUND(arg));
             return -1;
         }
         a->plot_style = s;
@@ -342,8 +363,8 @@ int command_run(App *a, const char *line)
         if (found < 0) {
             app_message(a, 1,
                         ":sort: expected trial, status, time, best, predicted, error or "
-                        "workers (or a column's header: time_s, err%%, W/PS...), found '%s'",
-                        arg);
+                        "workers (or a column's header: time_s, err%%, W/PS...), found %s",
+                        FOUND(arg));
             return -1;
         }
         a->sort = (TrialColumn)found;
@@ -380,7 +401,7 @@ int command_run(App *a, const char *line)
     } else if (strcmp(word, "quit") == 0 || strcmp(word, "q") == 0 || strcmp(word, "quit!") == 0 ||
                strcmp(word, "q!") == 0) {
         if (arg[0]) {
-            app_message(a, 1, ":%s: expected nothing after it, found '%s'", word, arg);
+            app_message(a, 1, ":%s: expected nothing after it, found %s", word, FOUND(arg));
             return -1;
         }
         /* As q does: a typed :quit must not drop a running trial unasked; vi's forced form

@@ -84,7 +84,10 @@ int config_load(const char *path, ConsoleConfig *c, Error *err)
         } else if (!cJSON_IsString(k) || strlen(k->valuestring) != 1 || k->valuestring[0] < 32 ||
                    k->valuestring[0] > 126) {
             rc = error_set(err, "%s: keys.%s: expected one printable character, found %s", path,
-                           k->string, cJSON_IsString(k) ? k->valuestring : jfield_type_name(k));
+                           k->string,
+                           !cJSON_IsString(k)  ? jfield_type_name(k)
+                           : k->valuestring[0] ? k->valuestring
+                                               : "nothing" /* "", which said "found " */);
         } else {
             n.keys[a] = k->valuestring[0];
         }

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "core/base/plural.h"
 #include "tui/console_events.h"
 #include "tui/console_stops.h"
 #include "tui/draw.h"
@@ -89,8 +90,9 @@ void console_app_start(App *a, const ConsoleOptions *o, int config_bad, const Er
                 a->cluster->name, a->slurm_panel.partition[0] ? ", partition " : "",
                 a->slurm_panel.partition, a->slurm_panel.where);
     if (a->ss && simsched_live(a->ss))
-        app_log(a, "live scheduler: %s on %s (%zu machines), policy %s, time x%g", o->workload,
-                a->cluster->name, a->cluster->n_machines, o->policy, o->sched_speed);
+        app_log(a, "live scheduler: %s on %s (%zu machine%s), policy %s, time x%g", o->workload,
+                a->cluster->name, a->cluster->n_machines,
+                plural_s((long long)a->cluster->n_machines), o->policy, o->sched_speed);
     a->queue_pred_stale = 1; /* a resume's queue is restored without an event */
     a->dirty = 1;
 }

@@ -109,6 +109,20 @@ static void draw_status(const App *a)
                        draw_unicode() ? "\xe2\x80\xa6" : "~", draw_tail_cols(a->input, room));
         else
             draw_textf(r.y, 0, r.w, ROLE_STATUS, "%c%s_", a->prompt, a->input);
+        /* a key that did not fit is said on the row above (as a long message takes it): the
+         * line stopped taking keys without a word */
+        if (a->input_full && r.y >= 2) {
+            draw_fill((Rect){0, r.y - 1, r.w, 1}, ROLE_STATUS);
+            if (a->prompt == '/')
+                draw_textf(r.y - 1, 0, r.w, ROLE_WARN,
+                           "the filter is full (%zu bytes): Enter keeps it, Esc drops it",
+                           sizeof a->filter - 1);
+            else
+                draw_textf(r.y - 1, 0, r.w, ROLE_WARN,
+                           "the command line is full (%zu bytes, the longest command): Enter "
+                           "runs it, Esc drops it",
+                           sizeof a->input - 1);
+        }
     } else if (a->message[0] || (a->refused_hold && a->refused_hold[0])) {
         /* a message the operator has not read yet first; then, while trials wait for refused
          * hosts, why and what lets them go on, which no key clears */
@@ -210,16 +224,54 @@ static void draw_too_small(const App *a)
     draw_wrapped(y, 0, COLS, LINES - y - (LINES > 2), ROLE_WARN, text);
 }
 
+/* A pane this size hides is said on the bottom border, with the size that shows it (a
+ * small screen dropped panes without a word): " log hidden: 36 rows show it ", the names left
+ * out where they do not fit, nothing where that does not either. Not on a screen too small
+ * for any pane: draw_too_small says that. */
+static void draw_hidden(const App *a, unsigned flags)
+{
+    int y = LINES - 2, any = 0;
+    for (int p = PANE_TABS; p < PANE_COUNT; p++)
+        any |= p != PANE_TABS && p != PANE_STATUS && a->layout.shown[p];
+    int need_cols, need_rows;
+    int n = layout_hidden(&a->layout, flags, &need_cols, &need_rows);
+    if (!any || !n || y < 2)
+        return;
+    char names[160] = "", need[48] = "", text[240];
+    for (int i = 0, used = 0; i < a->layout.n; i++) {
+        PaneId p = a->layout.id[i];
+        if (p != PANE_TABS && p != PANE_STATUS && !a->layout.shown[p])
+            used += snprintf(names + used, sizeof names - (size_t)used, "%s%s", used ? ", " : "",
+                             layout_pane_name(p));
+    }
+    const char *them = n == 1 ? "it" : "them";
+    if (!need_cols)
+        snprintf(need, sizeof need, "no size up to %dx%d shows %s", LAYOUT_FIT_MAX_COLS,
+                 LAYOUT_FIT_MAX_ROWS, them);
+    else if (need_cols == COLS)
+        snprintf(need, sizeof need, "%d rows show %s", need_rows, them);
+    else if (need_rows == LINES)
+        snprintf(need, sizeof need, "%d columns show %s", need_cols, them);
+    else
+        snprintf(need, sizeof need, "%dx%d shows %s", need_cols, need_rows, them);
+    snprintf(text, sizeof text, " %s hidden: %s ", names, need);
+    if (draw_width(text) + 4 > COLS)
+        snprintf(text, sizeof text, " %d pane%s hidden: %s ", n, n == 1 ? "" : "s", need);
+    int w = draw_width(text);
+    if (w + 4 <= COLS) /* whole, off the corners */
+        draw_text(y, COLS - 2 - w, w, ROLE_DIM, text);
+}
+
 void frame_draw(App *a)
 {
     erase();
-    layout_compute(COLS, LINES, a->view,
-                   (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0) |
-                       (a->tuner ? 0 : LAYOUT_NO_TUNE),
-                   &a->layout);
+    unsigned flags = (a->editor ? LAYOUT_EDITOR_OPEN : 0) | (a->slurm ? LAYOUT_SLURM : 0) |
+                     (a->tuner ? 0 : LAYOUT_NO_TUNE);
+    layout_compute(COLS, LINES, a->view, flags, &a->layout);
     view_trials_clamp_scroll(a); /* the pane may have changed size, or a trial arrived */
     draw_tabs(a);
     view_get(a->view)->draw(a);
+    draw_hidden(a, flags);
     draw_too_small(a);
     draw_status(a);
     if (a->help) {

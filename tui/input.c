@@ -32,6 +32,11 @@ static void prompt_cancel(App *a)
 static void prompt_key(App *a, wint_t ch, int is_key)
 {
     size_t len = strlen(a->input);
+    /* what the line holds: a filter applies as typed, so the `/` line is no longer than the
+     * filter it becomes (it was cut there unsaid); a command is no longer than command_run
+     * reads */
+    size_t cap = a->prompt == '/' ? sizeof a->filter : sizeof a->input;
+    a->input_full = 0;
     if (!is_key && (ch == '\r' || ch == '\n')) {
         int p = a->prompt;
         a->prompt = 0;
@@ -48,18 +53,24 @@ static void prompt_key(App *a, wint_t ch, int is_key)
         if (len)
             len--;
         a->input[len] = 0;
-    } else if (!is_key && ch >= 32 && ch < 127 && len + 1 < sizeof a->input) {
-        a->input[len] = (char)ch;
-        a->input[len + 1] = 0;
+    } else if (!is_key && ch >= 32 && ch < 127) {
+        if (len + 1 < cap) {
+            a->input[len] = (char)ch;
+            a->input[len + 1] = 0;
+        } else {
+            a->input_full = 1; /* dropped: said (it was dropped without a word) */
+        }
     } else if (!is_key && ch >= 0xA0 && iswprint(ch)) {
         /* A name in another script (a workload's job, a trial's note) can be typed: the
          * character in the locale's encoding, whole or not at all. */
         char mb[MB_LEN_MAX];
         mbstate_t st = {0};
         size_t n = wcrtomb(mb, (wchar_t)ch, &st);
-        if (n != (size_t)-1 && len + n < sizeof a->input) {
+        if (n != (size_t)-1 && len + n < cap) {
             memcpy(a->input + len, mb, n);
             a->input[len + n] = 0;
+        } else if (n != (size_t)-1) {
+            a->input_full = 1;
         }
     }
     if (a->prompt == '/') {
@@ -126,12 +137,14 @@ static void show_log(App *a)
 static void open_filter(App *a)
 {
     a->prompt = '/';
+    a->input_full = 0;
     snprintf(a->input, sizeof a->input, "%s", a->filter);
 }
 
 static void open_command(App *a)
 {
     a->prompt = ':';
+    a->input_full = 0;
     a->input[0] = 0;
 }
 

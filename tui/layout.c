@@ -49,9 +49,9 @@ static void place(Layout *l, PaneId p, int x, int y, int w, int h)
 
 static void tune(Layout *l, int cols, int body_y, int body_h, unsigned flags)
 {
+    /* the editor takes the surrogate's place: the other is not hidden, it is not there */
     PaneId top = (flags & LAYOUT_EDITOR_OPEN) ? PANE_EDITOR : PANE_SURROGATE;
-    add(l, PANE_SURROGATE);
-    add(l, PANE_EDITOR);
+    add(l, top);
     add(l, PANE_PLOT);
     add(l, PANE_TRIALS);
     add(l, PANE_LOG);
@@ -168,6 +168,45 @@ void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out
         hosts(out, cols, body_y, body_h, flags);
         break;
     }
+}
+
+/* Whether every pane of the view shows (the one-row bars aside). */
+static int all_shown(const Layout *l)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!l->shown[l->id[i]])
+            return 0;
+    return 1;
+}
+
+int layout_hidden(const Layout *l, unsigned flags, int *need_cols, int *need_rows)
+{
+    *need_cols = *need_rows = 0;
+    int hidden = 0;
+    for (int i = 0; i < l->n; i++)
+        hidden += !l->shown[l->id[i]] && l->id[i] != PANE_TABS && l->id[i] != PANE_STATUS;
+    if (!hidden || l->cols <= 0 || l->rows <= 0)
+        return hidden;
+    /* the fewest columns that show them all with rows to spare, then the fewest rows at
+     * those columns: a few hundred layouts at most, and only while a pane is hidden */
+    Layout t;
+    int cols = l->cols;
+    while (cols <= LAYOUT_FIT_MAX_COLS) {
+        layout_compute(cols, LAYOUT_FIT_MAX_ROWS, l->view, flags, &t);
+        if (all_shown(&t))
+            break;
+        cols++;
+    }
+    for (int rows = l->rows; cols <= LAYOUT_FIT_MAX_COLS && rows <= LAYOUT_FIT_MAX_ROWS;
+         rows++) {
+        layout_compute(cols, rows, l->view, flags, &t);
+        if (all_shown(&t)) {
+            *need_cols = cols;
+            *need_rows = rows;
+            break;
+        }
+    }
+    return hidden;
 }
 
 Rect layout_overlay(int cols, int rows, int want_w, int want_h)

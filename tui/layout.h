@@ -47,6 +47,12 @@ typedef struct {
 } Layout;
 
 void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out);
+/* The panes of l's view that its size hides, and the smallest screen, no smaller than l's
+ * either way, that shows every one (the fewest columns, then the fewest rows there), in
+ * need_cols x need_rows: 0 x 0 when none up to LAYOUT_FIT_MAX_COLS x LAYOUT_FIT_MAX_ROWS.
+ * flags: those l was computed with. Returns how many panes are hidden. */
+enum { LAYOUT_FIT_MAX_COLS = 400, LAYOUT_FIT_MAX_ROWS = 200 };
+int layout_hidden(const Layout *l, unsigned flags, int *need_cols, int *need_rows);
 /* A centred box of at most want_w × want_h inside the screen below the tab row. */
 Rect layout_overlay(int cols, int rows, int want_w, int want_h);
 const char *layout_pane_name(PaneId p);

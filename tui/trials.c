@@ -16,12 +16,13 @@
 static const struct {
     const char *name, *header;
     int width; /* negative: left-aligned; a header takes it, its sort mark and a space, as
-                  a row's cell takes it and two spaces: the status cell is "%-9s " (names up
-                  to "cancelled"), so its header's -9 put every header after it a column
-                  right of its values */
+                  a row's cell takes it and two spaces: the status cell is TRIALS_STATUS_W
+                  and one space, so its header's is one less (-9 over a 9-column cell put
+                  every header after it a column right of its values) */
 } COLUMNS[TRIAL_COL_COUNT] = {
-    {"trial", "#", 5},      {"status", "status", -8},   {"time", "time_s", 8},
-    {"best", "best_s", 8},  {"predicted", "pred_s", 8}, {"error", "err%", 5},
+    {"trial", "#", 5},          {"status", "status", -(TRIALS_STATUS_W - 1)},
+    {"time", "time_s", 8},      {"best", "best_s", 8},
+    {"predicted", "pred_s", 8}, {"error", "err%", 5},
     {"workers", "W/PS", 5},
 };
 
@@ -137,6 +138,10 @@ static int compare(const void *a, const void *b)
         if (nx || ny)
             return nx != ny ? nx - ny : x->rec->trial - y->rec->trial;
         c = (kx > ky) - (kx < ky);
+        /* W/PS: the workers, then the parameter servers, as the column reads ("10/1" before
+         * "10/3"); by workers alone, rows of one count stayed in trial order */
+        if (!c && sort_col == TRIAL_COL_WORKERS)
+            c = (x->ps > y->ps) - (x->ps < y->ps);
     }
     if (sort_desc)
         c = -c;

@@ -34,6 +34,9 @@ typedef struct {
     char status[16]; /* "ok", "running", "failed"... */
 } TrialRow;
 
+/* The status column's width: its longest words, "unreachable" and "interrupted" (a row's
+ * status cell is this and a space). */
+#define TRIALS_STATUS_W 11
 /* A row's W/PS cell: workers, then parameter servers. */
 #define TRIALS_WPS_FORMAT "%2d/%-2d"
 /* The width of the time, best and predicted columns (the table's decimals fit it). */

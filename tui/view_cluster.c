@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/duration.h"
+#include "core/base/plural.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/simsched.h"
@@ -167,11 +169,8 @@ static int job_bar_w(int w)
 
 static int job_tail(const JobRow *j, char *out, size_t cap)
 {
-    char eta[16];
-    if (isfinite(j->eta_s))
-        snprintf(eta, sizeof eta, "%.0fs", j->eta_s);
-    else
-        snprintf(eta, sizeof eta, "-");
+    char eta[24]; /* "4m10s" as the live job's retry reads, not "250s"; "-" unknown */
+    duration_text(eta, sizeof eta, j->eta_s);
     return snprintf(out, cap, "%6s %3d  %s", eta, j->resizes, j->history);
 }
 
@@ -398,7 +397,7 @@ void view_cluster_snapshot(App *a)
         if (j->eta_s < 0)
             j->eta_s = 0;
     }
-    snprintf(j->history, sizeof j->history, "%d trials", (int)n);
+    snprintf(j->history, sizeof j->history, "%zu trial%s", n, plural_s((long long)n));
     snprintf(j->note, sizeof j->note, "%s",
              tuner_paused(a->tuner) && a->user_paused ? "paused" : "");
     snprintf(s->jobs_absent, sizeof s->jobs_absent, "no scheduler in this session");

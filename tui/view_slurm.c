@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/base/clock.h"
+#include "core/base/plural.h"
 #include "tui/app.h"
 #include "tui/draw.h"
 #include "tui/view.h"
@@ -110,7 +111,8 @@ static void draw_queue(const SlurmPanel *p, Rect box)
 {
     char title[160];
     size_t n = p->queue ? p->queue->n : 0;
-    snprintf(title, sizeof title, "Slurm queue: %zu jobs, %zu pending", n, p->pending);
+    snprintf(title, sizeof title, "Slurm queue: %zu job%s, %zu pending", n, plural_s((long long)n),
+             p->pending);
     Rect r = draw_box(box, title, 0);
     if (r.h < 1)
         return;

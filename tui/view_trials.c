@@ -16,8 +16,8 @@ static int row_lead(char *out, size_t cap, int trial, const char *status, const 
 {
     char wps[32];
     snprintf(wps, sizeof wps, TRIALS_WPS_FORMAT, workers, ps);
-    return snprintf(out, cap, "%5d  %-9s %8s  %8s  %8s  %5s  %*s  ", trial, status, time, best,
-                    pred, err, wps_w, wps);
+    return snprintf(out, cap, "%5d  %-*s %8s  %8s  %8s  %5s  %*s  ", trial, TRIALS_STATUS_W, status,
+                    time, best, pred, err, wps_w, wps);
 }
 
 /* A trial's row up to its note, and the note: the row cuts a long note (a probe's reason,

@@ -292,8 +292,15 @@ static void draw_plot(const App *a, Rect box)
                    n);
         if (legend) {
             int col = 0;
+            /* predictions alone draw the plot before any trial is measured (failed ones,
+             * a probe): no best yet, said so, not "best - s" */
             draw_seconds(v, sizeof v, b);
-            col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
+            if (isfinite(b))
+                col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST,
+                                  "best %s s", v);
+            else
+                col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM,
+                                 "best: none yet");
             col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
             col +=
                 draw_text(r.y + r.h - 1, r.x + col, r.w - col, any_pred ? ROLE_PLOT_PRED : ROLE_DIM,

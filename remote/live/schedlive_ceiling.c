@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/duration.h"
 #include "core/base/plural.h"
 #include "remote/live/schedlive_priv.h"
 
@@ -230,22 +231,6 @@ void schedlive_limit_refused(SchedLive *l, LiveJob *j, LiveRefusal how, int gpus
     too_big(l, j, how, gpus, nodes, slot_gpus, why);
 }
 
-/* A wall time for a person: "45s", "4m10s", "1h05m", rounded up (a lift "in 0s" would be
- * one still to come). Hours round up to whole minutes before they are split: 7170 s is
- * "2h00m", where rounding the minutes of the hour alone said "1h60m". */
-static void said_s(char *buf, size_t size, double t_s)
-{
-    long s = (long)ceil(t_s);
-    if (s < 60)
-        snprintf(buf, size, "%lds", s);
-    else if (s < 3600)
-        snprintf(buf, size, "%ldm%02lds", s / 60, s % 60);
-    else {
-        long m = (s + 59) / 60;
-        snprintf(buf, size, "%ldh%02ldm", m / 60, m % 60);
-    }
-}
-
 const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size)
 {
     if (!size)
@@ -259,7 +244,7 @@ const char *schedlive_ceiling_text(const SchedLiveJob *j, char *buf, size_t size
                  plural_s(j->ceiling_nodes));
     if (j->ceiling_left_s > 0) {
         char t[24];
-        said_s(t, sizeof t, j->ceiling_left_s);
+        duration_text(t, sizeof t, j->ceiling_left_s);
         snprintf(left, sizeof left, ", retry in %s", t);
     }
     snprintf(buf, size, "ceiling %d GPU%s%s%s", j->ceiling_gpus, plural_s(j->ceiling_gpus), nodes,

@@ -236,6 +236,8 @@ quit jobs
 # --- narrow screens: the hints that go first are the least needed; how to quit stays ------
 start narrow 40 10 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for narrow '^ \? help  1-3 views  : command  q quit *$'
+# three panes hidden: their names do not fit, their count does
+wait_for narrow '^└─+ 3 panes hidden: 36 rows show them ─┘$'
 start tiny 20 6 xterm-256color "$bin" --pace-ms 100 --no-journal --no-sched
 wait_for tiny '^ \? help  q quit *$'
 # a command longer than the line shows its end, where the typing is; Esc drops it
@@ -254,6 +256,16 @@ tmx send-keys -t narrow -l "$tmp/bad-theme.json"
 tmx send-keys -t narrow Enter
 wait_for narrow "roles\.tab: field 'bg':\$"
 wait_for narrow '^expected a colour name .* or a number 0-255, found 300 *$'
+# a `:` line as long as a command can be takes no more keys, and says so above it (it
+# stopped without a word); the next key that fits clears it
+tmx send-keys -t narrow : f i l t e r ' '
+tmx send-keys -t narrow -l "$(printf '%0130d' 0)"
+wait_for narrow '^the command line is full \(127 bytes, the longest command\): Enter runs it, Esc drops it *$'
+wait_for narrow '^:filter 0{120}_ *$'
+tmx send-keys -t narrow BSpace
+wait_for narrow '^:filter 0{119}_ *$'
+not_on_screen narrow 'the command line is full'
+tmx send-keys -t narrow Escape
 tmx resize-window -t narrow -x 40 -y 10
 # smaller than any pane: said, not a blank screen; back to a size that fits, drawn again
 tmx resize-window -t tiny -x 12 -y 8
@@ -280,6 +292,8 @@ quit logs
 # --- the help: what it lists works; when it all shows, any key closes it, Down too --------
 start help 100 30 xterm-256color "$bin" --sim G40:googlenet --pace-ms 100 --no-journal --no-sched
 wait_for help 'Trials [0-9]+/60'
+# a pane the size hides is said on the bottom border, with the size that shows it
+wait_for help '^└─+ log hidden: 36 rows show it ─┘$'
 tmx send-keys -t help '?'
 wait_for help 'Keys \(any key closes\)'
 # the box 94 wide at 100 columns: a pane's border, a pane column, the blank margin, its border,

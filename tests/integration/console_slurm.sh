@@ -88,7 +88,7 @@ wait_for 'n3 +mixed +mixed +1/8'
 tmx send-keys -t c ':drain n9' Enter
 wait_for ":drain: 'n9' is not a node of this cluster \(its nodes: n1, n2, n3, n4\)"
 tmx send-keys -t c ':drain' Enter
-wait_for ":drain: expected a Slurm node name \(e.g. n1\), found ''"
+wait_for ":drain: expected a Slurm node name \(e.g. n1\), found nothing"
 # an undrain of a node Slurm lists idle has nothing to undo: said, and not asked (it asked,
 # and scontrol refused it after the yes)
 tmx send-keys -t c ':undrain n1' Enter

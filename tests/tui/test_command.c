@@ -169,10 +169,36 @@ Test(command, budget_below_the_queued_overrides_says_which_wait_past_it)
     queue_three(); /* trials 1-3 */
     cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
     cr_assert_not(a->message_bad);
-    cr_assert_str_eq(a->message, "budget set to 1 trials (0 run so far): 2 of the 3 queued "
+    cr_assert_str_eq(a->message, "budget set to 1 trial (0 run so far): 2 of the 3 queued "
                                  "overrides wait past it (:budget 3 runs them)");
+    cr_assert_eq(command_run(a, "budget 2"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 2 trials (0 run so far): 1 of the 3 queued "
+                                 "overrides waits past it (:budget 3 runs it)");
     cr_assert_eq(command_run(a, "budget 3"), 0, "%s", a->message);
     cr_assert_str_eq(a->message, "budget set to 3 trials (0 run so far)");
+}
+
+/* Regression: ":budget 1" said "budget set to 1 trials", and with one override queued past it
+ * "1 of the 1 queued overrides wait past it (:budget 2 runs them)". */
+Test(command, budget_of_one_trial_and_one_queued_override_agree_in_number)
+{
+    cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 1 trial (0 run so far)");
+    Error err;
+    cr_assert_eq(tuner_run_blocking(a->tuner, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_n_trials(a->tuner), 1);
+    Optimizer *o = optimizer_new("random", simcluster_cluster(sim), simcluster_job(sim), 9, &err);
+    cr_assert_not_null(o, "%s", err.msg);
+    tuner_set_paused(a->tuner, 1);
+    Suggestion sg;
+    cr_assert_eq(optimizer_suggest(o, &sg, &err), 0, "%s", err.msg);
+    cr_assert_eq(tuner_override(a->tuner, sg.schedule, &err), 0, "%s", err.msg);
+    suggestion_clear(&sg);
+    optimizer_free(o);
+    cr_assert_eq(tuner_override_trial(a->tuner, 0), 2);
+    cr_assert_eq(command_run(a, "budget 1"), 0, "%s", a->message);
+    cr_assert_str_eq(a->message, "budget set to 1 trial (1 run so far): the queued override "
+                                 "waits past it (:budget 2 runs it)");
 }
 
 /* Regression: the argument was read into 96 bytes, so a word typed past them was dropped and
@@ -192,6 +218,21 @@ Test(command, a_word_typed_far_after_the_argument_is_refused_not_dropped)
     cr_assert_eq(command_run(a, longer), -1);
     cr_assert(strstr(a->message, "command too long: expected at most 127 characters"), "%s",
               a->message);
+}
+
+/* Regression: a command typed without its argument was told "found ''", which reads as a
+ * quote lost; it is told "found nothing". */
+Test(command, a_missing_argument_is_said_found_nothing)
+{
+    const char *words[] = {"budget", "unqueue", "converge", "plot", "sort"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        cr_assert_eq(command_run(a, words[i]), -1, "%s", words[i]);
+        cr_assert(a->message_bad);
+        cr_assert(strstr(a->message, ", found nothing") && !strstr(a->message, "''"), "%s",
+                  a->message);
+    }
+    cr_assert_eq(command_run(a, "budget x"), -1);
+    cr_assert(strstr(a->message, ", found 'x'"), "%s", a->message);
 }
 
 /* Regression: ":resume" while tuning ran, or ":pause" while paused, changed nothing but
@@ -270,6 +311,17 @@ Test(command_sched, undrain_of_a_node_not_drained_says_so_and_does_nothing)
 
 /* A node the backend took out (its host down, Slurm's drain) is not the operator's to give
  * back: `:undrain` says why it stays out. */
+/* Regression: ":pin" or ":drain" alone was told "found ''". */
+Test(command_sched, a_missing_job_or_node_is_said_found_nothing)
+{
+    cr_assert_eq(command_run(sa, "pin"), -1);
+    cr_assert(strstr(sa->message, "expected a job name from the job list, found nothing"), "%s",
+              sa->message);
+    cr_assert_eq(command_run(sa, "drain"), -1);
+    cr_assert(strstr(sa->message, "expected a node name (e.g. "), "%s", sa->message);
+    cr_assert(strstr(sa->message, "), found nothing"), "%s", sa->message);
+}
+
 Test(command_sched, undrain_of_a_node_only_the_backend_drained_says_it_stays_out)
 {
     SchedState *st = simsched_state_mut(sa->ss);

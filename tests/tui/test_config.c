@@ -144,6 +144,11 @@ Test(config, a_long_key_and_bad_json_are_refused)
     Error err;
     cr_assert_eq(config_load(path, &c, &err), -1);
     cr_assert(strstr(err.msg, "keys.help: expected one printable character"), "%s", err.msg);
+    /* regression: an empty key said "found " and nothing after it */
+    write_file("{\"keys\": {\"help\": \"\"}}");
+    cr_assert_eq(config_load(path, &c, &err), -1);
+    cr_assert(strstr(err.msg, "keys.help: expected one printable character, found nothing"), "%s",
+              err.msg);
     write_file("{\"theme\": 3}");
     cr_assert_eq(config_load(path, &c, &err), -1);
     cr_assert(strstr(err.msg, "theme"), "%s", err.msg);

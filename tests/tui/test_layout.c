@@ -139,3 +139,42 @@ Test(layout, overlay_is_centred_and_clipped)
     r = layout_overlay(40, 12, 76, 25);
     cr_assert(r.x >= 0 && r.x + r.w <= 40 && r.y >= 1 && r.y + r.h <= 11);
 }
+
+/* Regression: a pane a small screen hid was said nowhere. layout_hidden counts the hidden
+ * panes and gives the smallest size, no smaller either way, that shows them all: at it they
+ * all show, and at a row fewer they did not (when rows had to grow). */
+Test(layout, hidden_panes_are_counted_with_the_size_that_shows_them)
+{
+    Layout l, at;
+    int c, r;
+    layout_compute(100, 30, VIEW_TUNE, 0, &l);
+    cr_assert_eq(layout_hidden(&l, 0, &c, &r), 1, "the log alone at 100x30");
+    cr_assert(!l.shown[PANE_LOG]);
+    cr_assert_eq(c, 100);
+    cr_assert_eq(r, 36);
+    layout_compute(100, 40, VIEW_TUNE, 0, &l);
+    cr_assert_eq(layout_hidden(&l, 0, &c, &r), 0, "every pane at 100x40");
+    layout_compute(100, 40, VIEW_TUNE, LAYOUT_EDITOR_OPEN, &l);
+    cr_assert_eq(layout_hidden(&l, LAYOUT_EDITOR_OPEN, &c, &r), 0,
+                 "the surrogate the editor replaces is not hidden");
+    for (int v = 0; v < VIEW_COUNT; v++)
+        for (unsigned flags = 0; flags <= (LAYOUT_EDITOR_OPEN | LAYOUT_SLURM | LAYOUT_NO_TUNE);
+             flags++)
+            for (int cols = 16; cols <= 160; cols += 7)
+                for (int rows = 3; rows <= 60; rows += 3) {
+                    layout_compute(cols, rows, (ViewId)v, flags, &l);
+                    int n = layout_hidden(&l, flags, &c, &r);
+                    if (!n)
+                        continue;
+                    cr_assert(c >= cols && r >= rows, "%dx%d: %dx%d", cols, rows, c, r);
+                    if (r > rows) {
+                        layout_compute(c, r - 1, (ViewId)v, flags, &at);
+                        cr_assert_gt(layout_hidden(&at, flags, &(int){0}, &(int){0}), 0,
+                                     "%dx%d: %dx%d is not the fewest rows", cols, rows, c, r);
+                    }
+                    layout_compute(c, r, (ViewId)v, flags, &at);
+                    cr_assert_eq(layout_hidden(&at, flags, &c, &r), 0,
+                                 "view %d flags %u: %dx%d hides none at the size it gives", v,
+                                 flags, cols, rows);
+                }
+}

@@ -1,6 +1,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/sim/simcluster.h"
 #include "tui/trials.h"
@@ -96,6 +97,35 @@ Test(trials, filter_matches_every_word_case_insensitively)
     cr_assert_eq(t.n_shown, 2);
     trials_build(&t, ptr, 4, TRIAL_COL_NUMBER, 0, "nothing-like-this");
     cr_assert_eq(t.n_shown, 0);
+    trials_free(&t);
+}
+
+/* Regression: `:sort workers` (W/PS) sorted by the workers alone, so rows of one worker count
+ * stayed in trial order whatever their parameter servers ("10/3" above "10/1"). They sort by
+ * workers, then PS, both ways (docs/console.md). */
+Test(trials, sorting_by_w_ps_orders_by_workers_then_parameter_servers)
+{
+    /* trial 1: 2/3, 2: 2/1, 3: 1/2, 4: 2/2 */
+    int w[4] = {2, 2, 1, 2}, ps[4] = {3, 1, 2, 2};
+    for (int i = 0; i < 4; i++) {
+        Schedule *sc = recs[i].suggestion.schedule;
+        cr_assert_geq((int)sc->cluster->n_machines, 3);
+        memset(sc->worker, 0, sc->cluster->n_machines);
+        memset(sc->ps, 0, sc->cluster->n_machines);
+        for (int m = 0; m < w[i]; m++)
+            sc->worker[m] = 1;
+        for (int m = 0; m < ps[i]; m++)
+            sc->ps[m] = 1;
+    }
+    TrialTable t = {0};
+    trials_build(&t, ptr, 4, TRIAL_COL_WORKERS, 0, "");
+    int up[4] = {3, 2, 4, 1};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(t.rows[t.order[i]].rec->trial, up[i], "ascending, row %d", i);
+    trials_build(&t, ptr, 4, TRIAL_COL_WORKERS, 1, "");
+    int down[4] = {1, 4, 2, 3};
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(t.rows[t.order[i]].rec->trial, down[i], "descending, row %d", i);
     trials_free(&t);
 }
 

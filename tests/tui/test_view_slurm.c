@@ -49,6 +49,26 @@ Test(view_slurm, shows_each_nodes_state_and_reason_and_why_a_job_waits)
     slurm_queue_clear(&queue);
 }
 
+/* Regression: a queue of one job was titled "Slurm queue: 1 jobs". */
+Test(view_slurm, a_queue_of_one_job_says_job)
+{
+    SlurmQueue queue;
+    Error err;
+    cr_assert_eq(slurm_queue_parse(fixture_text("slurm/squeue-22.05.txt"), "squeue", &queue, &err),
+                 0);
+    size_t all = queue.n;
+    queue.n = 1; /* the first job alone */
+    SlurmPanel p = {.queue = &queue, .where = "here", .rounds = 1};
+    slurm_panel_count(&p);
+    erase();
+    view_slurm_draw(&p, (Rect){0, 0, 120, 12}, (Rect){0, 12, 120, 8}, 0, 0);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "Slurm queue: 1 job, "), "%s", text);
+    free(text);
+    queue.n = all;
+    slurm_queue_clear(&queue);
+}
+
 Test(view_slurm, an_outage_says_how_long_and_keeps_the_last_nodes_seen)
 {
     SlurmNodes nodes;

@@ -179,7 +179,7 @@ Test(views, cluster_grid_labels_each_gpu_by_its_job_and_unknown_load_is_not_zero
     cr_assert(strstr(text, "node1  BBBB"), "%s", text);
     cr_assert(strstr(text, "gpu n/a"), "unknown GPU load shown as unknown: %s", text);
     cr_assert(strstr(text, "1>2>4"), "%s", text);
-    cr_assert(strstr(text, "120s"), "%s", text);
+    cr_assert(strstr(text, " 2m00s "), "the ETA in h/m/s: %s", text);
     free(text);
 }
 
@@ -838,8 +838,8 @@ Test(views, queued_overrides_show_under_the_trials_as_the_trials_they_will_be)
     cr_assert(row21 && row22, "%s", text);
     *strchr(row21, '\n') = 0;
     *strchr(row22, '\n') = 0;
-    cr_assert_not_null(strstr(row22, "queued           -         -      4.25  "), "%s", row22);
-    cr_assert_not_null(strstr(row21, "queued           -         -         -  "), "%s", row21);
+    cr_assert_not_null(strstr(row22, "queued             -         -      4.25  "), "%s", row22);
+    cr_assert_not_null(strstr(row21, "queued             -         -         -  "), "%s", row21);
     free(text);
 
     for (int i = 0; i < 10; i++)
@@ -1200,4 +1200,110 @@ Test(views, the_trial_table_lines_up_on_a_cluster_of_200_machines)
     tuner_free(a->tuner);
     free(a);
     simcluster_free(big);
+}
+
+/* Regression: the status cell was 9 columns ("cancelled"), so a row whose status is
+ * "unreachable" or "interrupted" (11) pushed the rest of its row 2 columns right of the
+ * header and of the other rows. Every status keeps the row's columns: each note starts under
+ * "note". */
+Test(views, a_trial_unreachable_or_interrupted_keeps_its_row_under_the_header)
+{
+    App *a = app_tuning_at_random(sim, 8);
+    enum { N = 7 };
+    TrialRecord recs[N];
+    const TrialRecord *ptr[N];
+    ok_records(recs, ptr, N, 10, 1);
+    for (int i = 0; i < N; i++) { /* every status a finished trial can have */
+        recs[i].obs->status = (TrialStatus)i;
+        snprintf(recs[i].obs->reason, sizeof recs[i].obs->reason, "why%d", i);
+    }
+    trials_build(&a->table, ptr, N, TRIAL_COL_NUMBER, 0, "");
+    tune_view_table_alone(a);
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "unreachable") && strstr(text, "interrupted"), "%s", text);
+    int note_col = -1, rows = 0;
+    for (char *save, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        const char *h = strstr(line, "W/PS  note"), *why = strstr(line, "why");
+        if (h)
+            note_col = (int)(h - line) + 6;
+        if (why && note_col >= 0) {
+            cr_assert_eq((int)(why - line), note_col, "a note off its column:\n%s", line);
+            rows++;
+        }
+    }
+    cr_assert_eq(rows, N, "%d rows with a note in:\n%s", rows, text);
+    free(text);
+    app_tuning_free(a, recs, N);
+}
+
+/* Regression: before any trial was measured (two failed, each with its prediction, which
+ * draw the plot), the legend said "best - s", a unit after no value. It says there is none. */
+Test(views, the_plot_legend_before_a_measured_trial_says_no_best_yet)
+{
+    App *a = app_tuning_at_random(sim, 4);
+    for (int i = 0; i < 2; i++) {
+        Suggestion sg;
+        memset(&sg, 0, sizeof sg);
+        sg.schedule = schedule_new(simcluster_cluster(sim), simcluster_job(sim));
+        sg.has_prediction = 1;
+        sg.mean_s = 5 + i;
+        sg.p10_s = 4 + i;
+        sg.p90_s = 6 + i;
+        Observation *o = observation_new(sg.schedule);
+        o->status = TRIAL_FAILED;
+        tuner_replay(a->tuner, &sg, o, 0);
+        observation_free(o);
+        schedule_free(sg.schedule);
+    }
+    cr_assert_eq(tuner_n_trials(a->tuner), 2);
+    cr_assert_null(tuner_best(a->tuner));
+    a->view = VIEW_TUNE;
+    layout_compute(100, 30, VIEW_TUNE, 0, &a->layout);
+    for (int p = 0; p < PANE_COUNT; p++) /* the plot alone: the other panes need a run */
+        if (p != PANE_PLOT)
+            a->layout.shown[p] = 0;
+    erase();
+    view_get(VIEW_TUNE)->draw(a);
+    char *text = fixture_screen_text();
+    cr_assert(strstr(text, "Best-so-far"), "%s", text);
+    cr_assert_null(strstr(text, "best - s"), "%s", text);
+    cr_assert(strstr(text, "best: none yet  measured  predicted"), "%s", text);
+    free(text);
+    tuner_free(a->tuner);
+    free(a);
+}
+
+/* Regression: a job's ETA in the job list was raw seconds ("7170s"), where the rest of the
+ * console (a live job's retry, "4m10s") reads a span in h/m/s: the list says "4m10s", "2h00m". */
+Test(views, a_jobs_eta_reads_in_hours_minutes_and_seconds)
+{
+    const double eta_s[] = {250, 7170, 42};
+    const char *want[] = {"4m10s", "2h00m", "42s"};
+    for (size_t i = 0; i < sizeof eta_s / sizeof eta_s[0]; i++) {
+        JobRow job;
+        memset(&job, 0, sizeof job);
+        snprintf(job.name, sizeof job.name, "resnet-%zu", i);
+        snprintf(job.state_name, sizeof job.state_name, "running");
+        snprintf(job.history, sizeof job.history, "2>4");
+        job.state = 1;
+        job.gpus = 4;
+        job.progress = 0.5;
+        job.eta_s = eta_s[i];
+        ClusterSnapshot snap;
+        memset(&snap, 0, sizeof snap);
+        snap.jobs = &job;
+        snap.n_jobs = 1;
+        Layout l;
+        layout_compute(100, 30, VIEW_CLUSTER, 0, &l);
+        erase();
+        view_cluster_draw(&snap, &l, 0, 0);
+        char *text = fixture_screen_text();
+        char row[64];
+        snprintf(row, sizeof row, "%6s   0  2>4", want[i]); /* eta, resizes, history */
+        cr_assert(strstr(text, row), "'%s' not in:\n%s", row, text);
+        free(text);
+    }
 }
