@@ -451,6 +451,14 @@ exit_is 2 "usage" "$bin" --cluster "$tmp/slurm-inv.json" --workload examples/liv
     --gpus-per-node 4
 grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
     fail "a slurm inventory with --gpus-per-node: $(cat "$tmp/e")"
+# schedule --live alike: it took the count over every node's GRES, and each sbatch of more
+# GPUs than a node has was refused, every job left failed.
+for where in "--slurm" "--cluster $tmp/slurm-inv.json"; do
+    exit_is 2 "usage" "$bin" schedule --live $where --workload examples/live-workload.csv \
+        --job-command "true --checkpoint c" --gpus-per-node 8
+    grep -q -- "--gpus-per-node: expected --cluster FILE of SSH hosts" "$tmp/e" ||
+        fail "schedule --live $where --gpus-per-node: $(cat "$tmp/e")"
+done
 # The console's live scheduler on Slurm: a --job-command without --checkpoint FILE is refused
 # naming that flag and offering --checkpoint-file, as schedule --live does (it named the
 # synthesized inventory's field 'job_command'; then it offered no flag the console had). A
