@@ -120,8 +120,9 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
             rc = EXIT_OK;
         }
         if (r > 0) {
-            printf("[%s] %zu nodes, %zu jobs (controller calls so far: %ld)\n", stamp,
-                   slurm_watch_nodes(w)->n, slurm_watch_queue(w)->n, slurm_ctl_calls(ctl));
+            size_t jobs = slurm_watch_queue(w)->n;
+            printf("[%s] %zu nodes, %zu job%s (controller calls so far: %ld)\n", stamp,
+                   slurm_watch_nodes(w)->n, jobs, jobs == 1 ? "" : "s", slurm_ctl_calls(ctl));
             print_table(slurm_watch_nodes(w), slurm_watch_queue(w));
             putchar('\n');
         }

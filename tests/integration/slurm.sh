@@ -264,7 +264,7 @@ if [ "$(id -u)" = 0 ]; then
         -J "$(printf 'x\n999|root|COMPLETED|1|N/A|n1|None|forged')")"
     "$bin" hosts --slurm --watch --watch-for 3 > "$T/w0.out" 2>&1
     check "another user's job name with a newline and a row of its own: one job read, none forged" \
-        sh -c "grep -q 'nodes, 1 jobs ' '$T/w0.out' && ! grep -q 'did not answer' '$T/w0.out'"
+        sh -c "grep -q 'nodes, 1 job ' '$T/w0.out' && ! grep -q 'did not answer' '$T/w0.out'"
     scancel "$forged"
 fi
 

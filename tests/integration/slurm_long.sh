@@ -65,7 +65,7 @@ read_bytes=$(sed -n 's/^read: \([0-9]*\) bytes of answers$/\1/p' "$T/w.out")
 answer=$(( $(sinfo -N -h -p wide -o '%N|%c|%m|%G|%T|%f|%P|%C|%o|%E' | wc -c) +
            $(squeue -h -p wide -o '%i|%u|%T|%D|%b|%N|%r|%j|0123456789abcdef' | wc -c) ))
 check "one watch round: 1,024 nodes and the job, two calls, the bytes of both answers (${read_bytes:-none} vs $answer)" \
-    sh -c "grep -q '1024 nodes, 1 jobs' '$T/w.out' && grep -q '^watched: 2 controller calls$' '$T/w.out' &&
+    sh -c "grep -q '1024 nodes, 1 job ' '$T/w.out' && grep -q '^watched: 2 controller calls$' '$T/w.out' &&
            [ '${read_bytes:-0}' -eq '$answer' ]"
 scancel "$job"
 
