@@ -113,6 +113,13 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
         time_t t = time(NULL);
         char stamp[32];
         strftime(stamp, sizeof stamp, "%H:%M:%S", localtime(&t));
+        if (r < 0 && slurm_ctl_last_unusable(ctl)) {
+            /* Slurm's commands cannot run here (or there): no round will answer. It was
+             * "the controller did not answer", retried until Ctrl-C. */
+            fprintf(stderr, "tunedeck hosts: %s\n", err.msg);
+            rc = EXIT_REMOTE;
+            break;
+        }
         if (r < 0) {
             printf("[%s] the controller did not answer (%s); retrying in %.0f s\n", stamp,
                    err.msg, slurm_watch_interval_s(w));

@@ -9,6 +9,7 @@
 #include "cmd/flags.h"
 #include "cmd/schedule_cli.h"
 #include "core/base/exitcode.h"
+#include "remote/slurm/slurm_inventory.h"
 
 static const char USAGE[] =
     "usage: tunedeck schedule --live --cluster FILE --workload FILE [--policy P]\n"
@@ -214,5 +215,11 @@ int schedule_live_args_parse(int argc, char **argv, LiveArgs *a)
     if (a->slurm && a->cluster_path)
         return fail("--slurm reads the nodes from the controller: give it or --cluster, not "
                     "both (an inventory says \"backend\": \"slurm\" itself)");
+    /* Slurm says each node's GPUs (its GRES); one count over them all placed runs of more
+     * GPUs than a node has, and Slurm refused every such sbatch: each job left failed. */
+    int on_slurm = a->slurm || (a->cluster_path && slurm_inventory_is_slurm_file(a->cluster_path));
+    if (a->gpn && on_slurm)
+        return fail("--gpus-per-node: expected --cluster FILE of SSH hosts with it (on Slurm "
+                    "each node's GPUs are its GRES, as sinfo lists them; leave it out)");
     return 0;
 }

@@ -21,7 +21,7 @@ typedef enum {
 typedef struct {
     Schedule *schedule;    /* owned */
     TrialStatus status;
-    char reason[256];      /* why it failed; empty when ok */
+    char reason[512];      /* why it failed; empty when ok (srun line, task, its words) */
     double time_s;         /* objective: done.time_s, else mean post-warm-up iteration */
     double comm_s;         /* mean post-warm-up communication time; < 0 unknown */
     double *device_time_s; /* cluster->n_devices; mean post-warm-up; < 0 unknown */

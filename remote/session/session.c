@@ -156,6 +156,26 @@ static const LauncherKind *choose_launcher(Session *s, const SessionSpec *o, Err
                   launcher_names());
         return NULL;
     }
+    /* A Slurm inventory's nodes are reached through Slurm only, never by SSH to each (a
+     * site's sshd there may refuse a login outside an allocation): per-host and single
+     * tried ssh to each node's NodeAddr, and every trial failed "unreachable". */
+    if (s->slurm && is_remote_launcher(lname)) {
+        const char *src = o->cluster ? o->cluster : "--slurm";
+        if (o->launcher)
+            error_set(err,
+                      "--launcher %s: %s is a Slurm inventory, whose nodes are reached through "
+                      "Slurm only (srun steps, no SSH session to each): expected --launcher "
+                      "slurm (its default), or no --launcher",
+                      lname, src);
+        else
+            error_set(err,
+                      "%s: trial: field 'launch': \"%s\" runs trials over SSH, but the nodes of "
+                      "a Slurm inventory are reached through Slurm only: expected \"slurm\" (the "
+                      "default), or no \"launch\"",
+                      src, lname);
+        error_mark(err, o->launcher ? ERROR_OTHER : ERROR_INPUT);
+        return NULL;
+    }
     if (strcmp(lname, "sim") == 0 && !s->sim) {
         error_set(err, "--launcher sim: expected --sim SPEC, not --cluster (the simulator "
                        "brings its own cluster)");

@@ -30,6 +30,7 @@ struct SlurmCtl {
     long long bytes_read; /* standard output of every call */
     char *last_stderr;
     int last_cut; /* slurm_ctl_last_cut */
+    int last_unusable; /* slurm_ctl_last_unusable */
 };
 
 static void text_add(Text *t, const char *s, size_t n)
@@ -113,6 +114,11 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c)
 int slurm_ctl_last_cut(const SlurmCtl *c)
 {
     return c->last_cut;
+}
+
+int slurm_ctl_last_unusable(const SlurmCtl *c)
+{
+    return c->last_unusable;
 }
 
 const char *slurm_ctl_where(const SlurmCtl *c)
@@ -295,11 +301,13 @@ static int outcome_here(SlurmCall *k, Error *err)
         return no_answer(k, "", " (is slurmctld up?)", "", err);
     if (WIFSIGNALED(k->status))
         return error_set(err, "%s: killed by signal %d", k->cmd, WTERMSIG(k->status));
-    if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run"))
+    if (WEXITSTATUS(k->status) == 127 && strstr(k->errt.buf ? k->errt.buf : "", "cannot run")) {
+        k->unusable = 1;
         return error_set(err,
                          "%s: not found here (is Slurm installed? or name a \"login\" "
                          "node in the inventory)",
                          k->cmd);
+    }
     return WEXITSTATUS(k->status);
 }
 
@@ -315,9 +323,11 @@ static int outcome_login(SlurmCall *k, Error *err)
     switch (rexec_outcome(k->x)) {
     case EXEC_EXITED:
         rc = rexec_exit_status(k->x);
-        if (rc == 127)
+        if (rc == 127) {
+            k->unusable = 1;
             rc =
                 error_set(err, "%s: not found on %s (is Slurm installed there?)", k->cmd, c->where);
+        }
         break;
     case EXEC_SIGNALED:
         rc = error_set(err, "%s on %s: killed by %s", k->cmd, c->where, rexec_error(k->x));
@@ -338,7 +348,8 @@ static void settle(SlurmCall *k)
         char line[300];
         last_line(&k->errt, line, sizeof line);
         /* Slurm's words for "no slurm.conf and no configless slurmctld found" name neither */
-        const char *hint = !strstr(line, "Could not establish a configuration source") ? ""
+        k->unusable = strstr(line, "Could not establish a configuration source") != NULL;
+        const char *hint = !k->unusable ? ""
                            : k->c->pool ? " (the login node's Slurm commands find no "
                                           "configuration: SLURM_CONF there, or another login node)"
                                         : " (no Slurm configuration here: set SLURM_CONF to the "
@@ -451,6 +462,7 @@ int slurm_call_finish(SlurmCall *k, char **out, Error *err)
         *err = k->err;
     SlurmCtl *c = k->c;
     c->last_cut = k->timed_out ? 1 + slurm_loginstop_reached(k) : 0;
+    c->last_unusable = k->done && k->unusable;
     c->bytes_read += (long long)k->out.len;
     free(c->last_stderr);
     c->last_stderr = k->errt.buf;

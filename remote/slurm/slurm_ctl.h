@@ -66,6 +66,10 @@ const char *slurm_ctl_last_stderr(const SlurmCtl *c);
 /* Whether the last command was cut by the timeout: 0 no; 1 yes; 2 yes, and on the login node
  * the guarded kill -INT sent there by its pid reached it (a command run stoppable, as below). */
 int slurm_ctl_last_cut(const SlurmCtl *c);
+/* Whether the last command could not run where the commands run: not installed there, or it
+ * found no Slurm configuration. No later call changes that, unlike a controller that does
+ * not answer; a watch stops on it rather than retry. */
+int slurm_ctl_last_unusable(const SlurmCtl *c);
 
 /* Commands run so far through this object: each one is a request to slurmctld. */
 long slurm_ctl_calls(const SlurmCtl *c);

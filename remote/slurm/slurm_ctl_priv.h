@@ -44,6 +44,7 @@ struct SlurmCall {
     char bad_pid_line[96]; /* that line, for the error */
     int interrupt_tried;   /* once only: a kill that could not start is not tried again */
     RemoteExec *interrupt; /* the login node's kill -INT of the command (a stop's, a cut's) */
+    int unusable;          /* it could not run there: slurm_ctl_last_unusable */
     int rc;                /* when done: slurm_ctl_run's return */
     int done;
     Error err;

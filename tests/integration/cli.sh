@@ -456,6 +456,22 @@ exit_is 2 "usage" "$bin" --cluster "$tmp/slurm-inv.json" --workload examples/liv
     --gpus-per-node 4
 grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" ||
     fail "a slurm inventory with --gpus-per-node: $(cat "$tmp/e")"
+# hosts --slurm --watch where Slurm's commands cannot run (not installed, no slurm.conf)
+# stops at once with the error, exit 4, and its counts: it said "the controller did not
+# answer" each round until Ctrl-C.
+PATH=/nonexistent "$bin" hosts --slurm --watch --watch-for 8 </dev/null >"$tmp/o" 2>"$tmp/e"
+rc=$?
+{ [ $rc -eq 4 ] && grep -q "^tunedeck hosts: squeue: not found here" "$tmp/e" &&
+    grep -q '^watched: 1 controller calls$' "$tmp/o" && ! grep -q 'did not answer' "$tmp/o"; } ||
+    fail "hosts --slurm --watch with no squeue: exit $rc, $(cat "$tmp/o" "$tmp/e")"
+# schedule --live alike: it took the count over every node's GRES, and each sbatch of more
+# GPUs than a node has was refused, every job left failed.
+for where in "--slurm" "--cluster $tmp/slurm-inv.json"; do
+    exit_is 2 "usage" "$bin" schedule --live $where --workload examples/live-workload.csv \
+        --job-command "true --checkpoint c" --gpus-per-node 8
+    grep -q -- "--gpus-per-node: expected --cluster FILE of SSH hosts" "$tmp/e" ||
+        fail "schedule --live $where --gpus-per-node: $(cat "$tmp/e")"
+done
 # The console's live scheduler on Slurm: a --job-command without --checkpoint FILE is refused
 # naming that flag and offering --checkpoint-file, as schedule --live does (it named the
 # synthesized inventory's field 'job_command'; then it offered no flag the console had). A

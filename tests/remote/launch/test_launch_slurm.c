@@ -384,6 +384,23 @@ Test(launch_slurm, the_failed_tasks_words_not_those_srun_stopped_after_it)
     observation_free(o);
 }
 
+/* A task's words kept whole after srun's line and the task's own: the reason was cut at 255
+ * bytes, and a missing trial script lost "No such file or directory" (seen on the harness,
+ * a pyenv python3's path before the words). */
+Test(launch_slurm, the_failed_tasks_words_are_kept_whole_after_sruns_line)
+{
+    Observation *o = failed_trial(
+        "'0: /root/.pyenv/versions/3.11.7/bin/python3: can'\\''t open file "
+        "'\\''/no/such/trial.py'\\'': [Errno 2] No such file or directory' 'srun: error: n1: "
+        "task 0: Exited with exit code 2' 'srun: error: n2: task 1: Exited with exit code 143'",
+        143);
+    cr_assert_not_null(strstr(o->reason, "said: /root/.pyenv/versions/3.11.7/bin/python3: can't "
+                                         "open file '/no/such/trial.py': [Errno 2] No such file "
+                                         "or directory"),
+                       "%s", o->reason);
+    observation_free(o);
+}
+
 /* An srun that labels nothing (no --label, as before it was given): the words go by order,
  * the first task line after srun's word, else the last before it. */
 Test(launch_slurm, with_no_label_the_failed_tasks_words_go_by_order)

@@ -197,3 +197,38 @@ Test(session_alloc, a_running_session_is_refused_before_its_resume_runs_salloc,
     session_free(a);
     standins_remove(sdir);
 }
+
+/* A Slurm inventory's nodes are reached through Slurm only: an SSH launcher, asked for with
+ * --launcher or the inventory's trial.launch, is refused before any allocation (per-host
+ * tried ssh to each node's NodeAddr, and every trial failed "unreachable"). */
+Test(session_alloc, an_ssh_launcher_on_a_slurm_inventory_is_refused, .timeout = TEST_TIMEOUT_S)
+{
+    unsetenv("SLURM_JOB_ID");
+    standins_install(sdir, TABLE, sizeof TABLE / sizeof *TABLE);
+    standins_put(sdir, "next", "77\n");
+    char dir[4096], inv[4096];
+    snprintf(dir, sizeof dir, "%s/sessions", sdir);
+    snprintf(inv, sizeof inv, "%s/inv.json", sdir);
+    standins_put(sdir, "inv.json",
+                 "{\"name\": \"t\", \"backend\": \"slurm\", \"partition\": \"t4\", "
+                 "\"trial\": {\"command\": \"true\"}}\n");
+    const char *launchers[] = {"per-host", "single"};
+    for (int i = 0; i < 2; i++) {
+        Session *s = session_new(1, dir);
+        SessionSpec spec = {.cluster = inv,
+                            .job = TINY_JOB,
+                            .launcher = launchers[i],
+                            .optimizer = "random",
+                            .budget = 1};
+        Error err;
+        cr_assert_eq(session_open(s, &spec, &err), -1, "--launcher %s", launchers[i]);
+        cr_assert(strstr(err.msg, "is a Slurm inventory, whose nodes are reached through Slurm "
+                                  "only"),
+                  "%s", err.msg);
+        session_free(s);
+    }
+    char *sallocs = standins_recorded(sdir, "sallocs");
+    cr_assert_str_eq(sallocs, "", "no allocation asked");
+    free(sallocs);
+    standins_remove(sdir);
+}

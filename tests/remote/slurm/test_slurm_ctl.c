@@ -30,6 +30,37 @@ Test(slurm_ctl, counts_calls_and_bytes_of_standard_output)
     slurm_ctl_free(c);
 }
 
+/* A command that cannot run here (not installed, or no Slurm configuration found) is told
+ * from a controller that does not answer: no later call changes it, so a watch stops on it
+ * (it printed "the controller did not answer" and retried until Ctrl-C). */
+Test(slurm_ctl, a_command_that_cannot_run_here_is_told_from_a_controller_away)
+{
+    SlurmCtlOptions o = {.ssh_config = TEST_SSH_CONFIG, .timeout_s = 10};
+    Error e;
+    SlurmCtl *c = slurm_ctl_new(&o, &e);
+    cr_assert_not_null(c);
+    const char *away[] = {"sh", "-c",
+                          "echo 'squeue: error: Unable to contact slurm controller (connect "
+                          "failure)' >&2; exit 1",
+                          NULL};
+    cr_assert_eq(slurm_ctl_run(c, away, NULL, &e), 1);
+    cr_assert_eq(slurm_ctl_last_unusable(c), 0, "a controller away may come back");
+    const char *no_conf[] = {"sh", "-c",
+                             "echo 'squeue: fatal: Could not establish a configuration source' "
+                             ">&2; exit 1",
+                             NULL};
+    cr_assert_eq(slurm_ctl_run(c, no_conf, NULL, &e), 1);
+    cr_assert_eq(slurm_ctl_last_unusable(c), 1, "%s", e.msg);
+    const char *ok[] = {"true", NULL};
+    cr_assert_eq(slurm_ctl_run(c, ok, NULL, &e), 0);
+    cr_assert_eq(slurm_ctl_last_unusable(c), 0, "the last call's alone");
+    const char *missing[] = {"tunedeck-no-such-slurm-command", NULL};
+    cr_assert_eq(slurm_ctl_run(c, missing, NULL, &e), -1);
+    cr_assert(strstr(e.msg, "not found here"), "%s", e.msg);
+    cr_assert_eq(slurm_ctl_last_unusable(c), 1);
+    slurm_ctl_free(c);
+}
+
 /* Regression: with no slurm.conf (and no configless slurmctld) a command's error was Slurm's
  * "Could not establish a configuration source" alone, which names no way out. */
 Test(slurm_ctl, no_configuration_found_says_to_set_slurm_conf)
