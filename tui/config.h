@@ -26,7 +26,9 @@ typedef enum {
 } KeyAction;
 
 typedef struct {
-    char theme[64]; /* empty: not set */
+    /* empty: not set. As long as the `:` line (App.input) less ":theme ": a path :theme
+     * took was saved cut at 63 bytes, and the next start loaded another file. */
+    char theme[128];
     char plot[16];
     char keys[ACT_COUNT]; /* the key of each action */
 } ConsoleConfig;

@@ -49,6 +49,23 @@ Test(config, a_missing_file_is_the_defaults)
     cr_assert_eq(config_action_of(&c, 'z'), -1);
 }
 
+/* A theme file's path as long as the `:` line takes (127 bytes less ":theme ") was saved cut
+ * at 63 bytes: the next start loaded another path. */
+Test(config, a_theme_path_as_long_as_the_command_line_takes_is_saved_whole)
+{
+    ConsoleConfig c, back;
+    Error err;
+    config_defaults(&c);
+    char theme[120];
+    memset(theme, 'd', sizeof theme - 1);
+    theme[0] = '/';
+    theme[sizeof theme - 1] = 0;
+    snprintf(c.theme, sizeof c.theme, "%s", theme);
+    cr_assert_eq(config_save(path, &c, &err), 0, "%s", err.msg);
+    cr_assert_eq(config_load(path, &back, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(back.theme, theme);
+}
+
 Test(config, save_creates_folders_and_round_trips)
 {
     ConsoleConfig c, back;
