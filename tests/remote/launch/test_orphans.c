@@ -312,6 +312,45 @@ Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
     }
 }
 
+/* Regression (pidaudit): the stop KILLed group g 2 s after its TERM whenever the group still
+ * held a live process (`live g`), though its TERM may have ended the launch's group and its
+ * number gone to another's (every command sshd starts leads one). Here group g's leader is a
+ * live process that carries no mark and ignores TERM, and the one marked process of the group
+ * ends at the TERM: from then on the group is not the launch's (no process of the mark in it,
+ * pid g no zombie), as one that took the number, and it is neither waited on nor KILLed.
+ * Fails on the old code (the leader is KILLed). */
+Test(orphans, the_kill_spares_a_group_that_is_no_longer_the_launchs)
+{
+    const char *mark = test_mark(0xe01);
+    pid_t g = fork();
+    cr_assert(g >= 0);
+    if (g == 0) {
+        setpgid(0, 0);
+        signal(SIGTERM, SIG_IGN);
+        for (;;)
+            pause();
+    }
+    setpgid(g, g); /* whichever of the two runs first */
+    pid_t m = marked_member(mark, g);
+    OrphanList l = {0};
+    cr_assert_eq(orphans_add(&l, 3, "h1", g, mark), 0);
+    char out[256], want[64];
+    stop_answer("sh", &l, out, sizeof out);
+    orphans_clear(&l);
+    int ms = ended_status(m);
+    pid_t gw = waitpid(g, NULL, WNOHANG);
+    if (gw == 0)
+        kill(g, SIGKILL);
+    if (ms == -1)
+        kill(m, SIGKILL);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    snprintf(want, sizeof want, "%ld stopped\n", (long)g);
+    cr_assert_str_eq(out, want);
+    cr_assert(ms != -1 && WIFSIGNALED(ms) && WTERMSIG(ms) == SIGTERM, "status %d", ms);
+    cr_assert_eq(gw, 0, "the group no longer the launch's was KILLed");
+}
+
 /* Nothing of the group and nothing marked: "gone", as before. */
 Test(orphans, a_group_that_left_nothing_marked_is_gone)
 {

@@ -479,7 +479,7 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
 Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
 {
     for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
-        pid_t c = group_child(0);
+        pid_t c = marked_daemon(KILL_MARK, 0); /* the wrapping shell: exec'd with the mark */
         pid_t d = marked_daemon(KILL_MARK, 1), o = marked_daemon(OTHER_MARK, 0);
         char *cmd = groupstop_kill_command(c, KILL_MARK);
         cr_assert_not_null(cmd);
@@ -502,38 +502,6 @@ Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
     }
 }
 
-/* Regression: the KILL looked for the marked processes once, before anything was sent: one
- * that forked a setsid child in between left that child marked and running. Now the marked
- * ones are KILLed first, then the group (whose KILL ends the wrapping shell: the next run may
- * start), then the marked ones are looked for once more. */
-Test(groupstop, the_kill_sends_the_marked_ones_theirs_first_and_looks_again_after_the_group)
-{
-    char *cmd = groupstop_kill_command(4242, KILL_MARK);
-    cr_assert_not_null(cmd);
-    char look[128];
-    snprintf(look, sizeof look, "marked %s && kill -KILL $k", KILL_MARK);
-    const char *first = strstr(cmd, look);
-    const char *group = strstr(cmd, "kill -KILL -4242 ");
-    cr_assert_not_null(first, "%s", cmd);
-    cr_assert_not_null(group, "%s", cmd);
-    cr_assert_lt(first, group, "%s", cmd);
-    cr_assert_not_null(strstr(group, look), "%s", cmd);
-    free(cmd);
-}
-
-/* With no mark (or one that is not 32 hex digits) the KILL is the group's alone. */
-Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
-{
-    static const char *const none[] = {NULL, "", "not-a-mark"};
-    for (size_t n = 0; n < 3; n++) {
-        char *cmd = groupstop_kill_command(4242, none[n]);
-        cr_assert_not_null(cmd);
-        cr_assert_not_null(strstr(cmd, "marked - && kill -KILL $k 2>/dev/null; kill -KILL -4242 "),
-                           "%s", cmd);
-        free(cmd);
-    }
-}
-
 /* A process joining group g (whose leader may be a zombie the caller keeps), pausing. */
 static pid_t joins_group(pid_t g)
 {
@@ -547,6 +515,134 @@ static pid_t joins_group(pid_t g)
     }
     setpgid(c, g); /* whichever of the two runs first */
     return c;
+}
+
+/* Regression: the KILL looked for the marked processes once, before anything was sent: one
+ * that forked a setsid child in between left that child marked and running. Now the marked
+ * ones outside the group are KILLed first, then the group (whose KILL ends the wrapping shell:
+ * the next run may start), then the marked ones are looked for once more. */
+Test(groupstop, the_kill_sends_the_marked_ones_theirs_first_and_looks_again_after_the_group)
+{
+    char *cmd = groupstop_kill_command(4242, KILL_MARK);
+    cr_assert_not_null(cmd);
+    char look[128];
+    snprintf(look, sizeof look, "marked %s;", KILL_MARK);
+    const char *first = strstr(cmd, look);
+    const char *outside = strstr(cmd, "kill -KILL $ko ");
+    const char *group = strstr(cmd, "kill -KILL -4242 ");
+    cr_assert(first && outside && group, "%s", cmd);
+    cr_assert(first < outside && outside < group, "%s", cmd);
+    snprintf(look, sizeof look, "marked %s && kill -KILL $k", KILL_MARK);
+    cr_assert_not_null(strstr(group, look), "%s", cmd);
+    free(cmd);
+}
+
+/* With no mark (or one that is not 32 hex digits) the KILL is the group's alone, and nothing
+ * tells whether the group is still the run's: it is sent, as before. */
+Test(groupstop, the_kill_without_a_mark_is_the_groups_alone)
+{
+    static const char *const none[] = {NULL, "", "not-a-mark"};
+    for (size_t n = 0; n < 3; n++) {
+        char *cmd = groupstop_kill_command(4242, none[n]);
+        cr_assert_not_null(cmd);
+        cr_assert_not_null(strstr(cmd, "marked -; og=; { [ - = - ] || ours $g $k; } && og=1;"),
+                           "%s", cmd);
+        cr_assert_not_null(strstr(cmd, "[ -n \"$og\" ] && kill -KILL -4242 "), "%s", cmd);
+        free(cmd);
+    }
+}
+
+/* Regression (pidaudit): the KILL of a live job's stop (stop_timeout_s after its TERM) went to
+ * group pgid whatever held that number by then. A job that ended on its TERM leaves its number
+ * free, and a process that takes it and leads a group of its own (every command sshd starts)
+ * was KILLed. Now the group is KILLed only while a process of the run's mark is in it, or pid
+ * pgid is a zombie or absent; the run's marked daemon still is. Fails on the old code (the
+ * group that took the number is KILLed). */
+Test(groupstop, the_kill_spares_a_group_that_took_the_number)
+{
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
+        pid_t other = group_child(0); /* pid g taken again: alive, unmarked, leading its group */
+        pid_t d = marked_daemon(KILL_MARK, 1);
+        char *cmd = groupstop_kill_command(other, KILL_MARK);
+        cr_assert_not_null(cmd);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int ds = ran ? ended_status(d) : -1;
+        pid_t ow = waitpid(other, NULL, WNOHANG);
+        if (ow == 0)
+            kill(other, SIGKILL);
+        if (ds == -1)
+            kill(d, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert_eq(ow, 0, "shell %zu: the group that took the number was KILLed", i);
+        cr_assert(ds != -1 && WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL,
+                  "shell %zu: the marked daemon: status %d", i, ds);
+    }
+}
+
+/* A job that ended on its TERM, its wrapping shell a zombie its sshd has not reaped yet: pid g
+ * is not another's, and what is left of the group (a child that ignored the TERM, unmarked) is
+ * the run's: the KILL reaches it. */
+Test(groupstop, the_kill_reaches_what_is_left_of_a_group_whose_leader_is_a_zombie)
+{
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
+        pid_t z = group_child(1);
+        pid_t c = joins_group(z);
+        char *cmd = groupstop_kill_command(z, KILL_MARK);
+        cr_assert_not_null(cmd);
+        char out[4096];
+        int st = 0;
+        int ran = run_in(i, cmd, out, sizeof out, &st);
+        free(cmd);
+        int cs = ran ? ended_status(c) : -1;
+        if (cs == -1)
+            kill(c, SIGKILL);
+        waitpid(z, NULL, 0);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGKILL, "shell %zu: %d", i, cs);
+    }
+}
+
+/* Regression (pidaudit): a live job's TERM (a resize, a stop: jobctl_signal) went to group
+ * pgid as a plain `kill -TERM -PGID`, which a run that had just ended (its channel not yet seen
+ * done) leaves free for another's group. It now goes only while the run's mark is in the group:
+ * the wrapping shell that carries it gets it, a group that took the number does not. Fails on
+ * the old code (a plain kill: the other group is TERMed). */
+Test(groupstop, a_signal_goes_to_the_runs_group_and_spares_one_that_took_the_number)
+{
+    for (size_t i = 0; i < N_LOGIN_SHELLS; i++) {
+        pid_t c = marked_daemon(KILL_MARK, 0), other = group_child(0);
+        char *to_c = groupstop_signal_command(c, KILL_MARK, "TERM");
+        char *to_other = groupstop_signal_command(other, KILL_MARK, "TERM");
+        cr_assert(to_c && to_other);
+        char out[4096];
+        int st_c = 0, st_other = 0;
+        int ran = run_in(i, to_c, out, sizeof out, &st_c) &&
+                  run_in(i, to_other, out, sizeof out, &st_other);
+        free(to_c), free(to_other);
+        int cs = ran ? ended_status(c) : -1;
+        pid_t ow = waitpid(other, NULL, WNOHANG);
+        if (cs == -1)
+            kill(c, SIGKILL);
+        if (ow == 0)
+            kill(other, SIGKILL);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!ran)
+            continue;
+        cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "shell %zu: %d", i, cs);
+        cr_assert(WIFEXITED(st_c) && WEXITSTATUS(st_c) == 0, "shell %zu: %d", i, st_c);
+        cr_assert_eq(ow, 0, "shell %zu: the group that took the number was signalled", i);
+        cr_assert(WIFEXITED(st_other) && WEXITSTATUS(st_other) != 0, "shell %zu", i);
+    }
 }
 
 /* A command that ended by itself and left a daemon: the stop of what it left names it, as
