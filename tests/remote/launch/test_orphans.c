@@ -13,6 +13,7 @@
 #include "remote/launch/orphans.h"
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/ownkill.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/testmark.h"
 #include "tests/support/timeout.h"
@@ -301,7 +302,7 @@ Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
         orphans_clear(&l);
         int ds = ended_status(d);
         pid_t ow = waitpid(o, NULL, WNOHANG);
-        kill(d, SIGKILL), kill(o, SIGKILL);
+        ownkill_child(d, SIGKILL), ownkill_child(o, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         snprintf(want, sizeof want, "%ld stopped\n", (long)gone);

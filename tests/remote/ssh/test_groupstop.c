@@ -12,6 +12,7 @@
 
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/ownkill.h"
 #include "tests/support/testmark.h"
 #include "tests/support/timeout.h"
 
@@ -273,13 +274,14 @@ static pid_t start_guarded(const char *shell, const char *command, pid_t *sessio
     return (pid_t)c;
 }
 
-/* The end of a test: what is left of group g killed, every child reaped. */
-static void end_guarded(pid_t g, pid_t session)
+/* The end of a test: what is left of the session and of group g killed, every child reaped.
+ * This process is the subreaper: what the KILLed session left is handed to it, so every
+ * process of the test is one of its children by then, each KILLed only while unreaped (the
+ * session, and group g's leader, may have been reaped by the test already: their numbers may
+ * be another's). */
+static void end_guarded(void)
 {
-    kill(session, SIGKILL);
-    kill(-g, SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0)
-        ;
+    ownkill_children();
 }
 
 /* The guard: a command whose sshd session process dies (here: its parent, killed) has its
@@ -295,7 +297,7 @@ Test(groupstop, the_guard_stops_the_group_once_its_session_parent_is_gone)
         int st = 0;
         cr_assert_eq(waitpid(c, &st, 0), c); /* it ends: nothing else would end it */
         cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "%s: status %d", SHELLS[i], st);
-        end_guarded(c, session);
+        end_guarded();
     }
 }
 
@@ -314,7 +316,7 @@ Test(groupstop, the_guards_command_line_holds_nothing_of_the_command)
         cr_assert_null(strstr(line, "guard-test-mark"), "%s: the guard's command line: %s",
                        SHELLS[i], line);
         cr_assert_not_null(strstr(line, want), "%s: the guard's command line: %s", SHELLS[i], line);
-        end_guarded(c, session);
+        end_guarded();
     }
 }
 
@@ -331,7 +333,7 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
         pid_t left;
         while (!(left = member_named(c, "sleep 299")))
             usleep(20 * 1000);
-        kill(c, SIGKILL);
+        kill(c, SIGKILL); /* running: its parent, the session, paused, has not reaped it */
         while (proc_state(c, NULL, NULL) != 'Z') /* its parent, paused, does not reap it */
             usleep(20 * 1000);
         kill(session, SIGKILL);
@@ -343,7 +345,7 @@ Test(groupstop, the_guard_leaves_a_group_whose_leader_died_with_its_session)
         char state = proc_state(left, NULL, NULL);
         cr_assert(state && state != 'Z', "%s: what the command left is stopped (%c)", SHELLS[i],
                   state ? state : '-');
-        end_guarded(c, session);
+        end_guarded();
     }
 }
 
@@ -459,7 +461,7 @@ Test(groupstop, the_stop_kills_a_marked_setsid_daemon_and_no_other)
         free(cmd);
         int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
         pid_t ow = waitpid(o, NULL, WNOHANG);
-        kill(c, SIGKILL), kill(d, SIGKILL), kill(o, SIGKILL);
+        ownkill_child(c, SIGKILL), ownkill_child(d, SIGKILL), ownkill_child(o, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -489,7 +491,7 @@ Test(groupstop, the_kill_reaches_the_group_and_its_marked_daemon_and_no_other)
         free(cmd);
         int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
         pid_t ow = waitpid(o, NULL, WNOHANG);
-        kill(c, SIGKILL), kill(d, SIGKILL), kill(o, SIGKILL);
+        ownkill_child(c, SIGKILL), ownkill_child(d, SIGKILL), ownkill_child(o, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -661,7 +663,7 @@ Test(groupstop, the_stop_after_the_end_names_what_the_command_left)
         int ran = run_in(i, cmd, out, sizeof out, &st);
         free(cmd);
         int cs = ended_status(c), ds = ran ? ended_status(d) : -1;
-        kill(c, SIGKILL), kill(d, SIGKILL);
+        ownkill_child(c, SIGKILL), ownkill_child(d, SIGKILL);
         waitpid(z, NULL, 0);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
@@ -694,7 +696,7 @@ Test(groupstop, the_stop_after_the_end_spares_a_group_that_took_the_number)
         free(cmd);
         int ds = ran ? ended_status(d) : -1;
         pid_t ow = waitpid(other, NULL, WNOHANG);
-        kill(other, SIGKILL), kill(d, SIGKILL);
+        ownkill_child(other, SIGKILL), ownkill_child(d, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -830,8 +832,7 @@ Test(groupstop, the_guard_stops_a_marked_setsid_daemon_of_the_command)
         kill(session, SIGKILL);
         waitpid(session, NULL, 0);
         int cs = ended_status(c), ds = ended_status((pid_t)d);
-        kill((pid_t)d, SIGKILL);
-        end_guarded(c, session);
+        end_guarded(); /* d, handed to this process once its shell ended: KILLed while unreaped */
         unlink(file);
         rmdir(dir);
         cr_assert(cs != -1 && WIFSIGNALED(cs) && WTERMSIG(cs) == SIGTERM, "%s", SHELLS[i]);
@@ -960,9 +961,9 @@ Test(groupstop, the_trial_shell_stops_what_its_command_left_and_names_it, .timeo
             fclose(f);
         unlink(file);
         int left_gone = left > 0 && gone_within_10s((pid_t)left);
-        kill(d, SIGKILL), kill(o, SIGKILL);
+        ownkill_child(d, SIGKILL), ownkill_child(o, SIGKILL);
         if (left > 0)
-            kill((pid_t)left, SIGKILL);
+            ownkill_named((pid_t)left, "sleep 301", SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -1037,7 +1038,7 @@ Test(groupstop, a_term_to_the_trial_shell_waits_for_its_command_and_skips_its_ow
                             "while :; do sleep 0.1; done",
                             TRIAL_TERM_MARK, 1, out, sizeof out, &st);
         pid_t dw = waitpid(d, NULL, WNOHANG);
-        kill(d, SIGKILL);
+        ownkill_child(d, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -1083,7 +1084,7 @@ Test(groupstop, the_trial_shell_kills_an_unmarked_group_member_that_ignores_term
         unlink(file);
         int left_gone = left > 0 && gone_within_10s((pid_t)left);
         if (left > 0)
-            kill((pid_t)left, SIGKILL);
+            ownkill_named((pid_t)left, "sleep 304", SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -1136,7 +1137,7 @@ Test(groupstop, the_trial_shells_wait_before_the_kill_is_time_not_passes,
         unlink(file);
         int left_gone = left > 0 && gone_within_10s((pid_t)left);
         if (left > 0)
-            kill((pid_t)left, SIGKILL);
+            ownkill_named((pid_t)left, "/bin/sleep 306", SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -1224,7 +1225,7 @@ Test(groupstop, a_had_terms_wait_is_20_s_of_the_clock_for_a_job_and_2_s_for_a_tr
             unlink(file);
             int left_gone = left > 0 && gone_within_10s((pid_t)left);
             if (left > 0)
-                kill((pid_t)left, SIGKILL);
+                ownkill_named((pid_t)left, "/bin/sleep 307", SIGKILL);
             while (waitpid(-1, NULL, WNOHANG) > 0)
                 ;
             if (!ran)
@@ -1263,7 +1264,7 @@ Test(groupstop, a_commands_own_kill_0_still_gets_the_trial_shells_own_stop,
         int ran = run_trial(i, "exec 2>/dev/null; sleep 305 & kill 0; wait", TRIAL_KILL0_MARK, 0,
                             out, sizeof out, &st);
         int ds = ran ? ended_status(d) : -1;
-        kill(d, SIGKILL);
+        ownkill_child(d, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         if (!ran)
@@ -1382,7 +1383,9 @@ Test(groupstop, the_trial_shell_does_not_take_its_guard_for_a_leftover, .timeout
         close(p[0]);
         int st = 0;
         cr_assert_eq(waitpid(c, &st, 0), c);
-        kill(-c, SIGKILL); /* the guard, once the test has looked */
+        /* The guard is not signalled: it ends by itself within a second, once it reads pid c
+         * gone (reaped above), and a KILL to group c after that would reach whatever took the
+         * number. */
         cr_assert_str_eq(out, GROUPSTOP_ENDED "\n", "%s: %s", SHELLS[i], out);
         cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: status %d", SHELLS[i], st);
     }
