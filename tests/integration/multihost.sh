@@ -12,7 +12,7 @@ suite=multihost scratch=multihost suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 mark="mh$$x"  # x: pid 12's mark is not part of pid 123's
 suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
-suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do pid_kill_named KILL "$p" "ckpt-$mark"; done; }
 
 harness_init "$T/h"
 for i in 1 2; do harness_start "$i"; done
