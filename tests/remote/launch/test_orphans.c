@@ -416,7 +416,7 @@ Test(orphans, a_group_is_the_launchs_when_a_process_of_it_carries_the_mark)
         orphans_clear(&l);
         int os = ended_status(ours);
         pid_t ow = waitpid(other, NULL, WNOHANG);
-        kill(ours, SIGKILL), kill(other, SIGKILL);
+        ownkill_child(ours, SIGKILL), ownkill_child(other, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         snprintf(want, sizeof want, "%ld stopped\n%ld gone\n", (long)ours, (long)other);
@@ -451,7 +451,7 @@ Test(orphans, a_group_journaled_without_a_mark_is_taken_by_its_whole_trial_numbe
         orphans_clear(&l);
         int ts = ended_status(three);
         pid_t ow = waitpid(other, NULL, WNOHANG);
-        kill(three, SIGKILL), kill(other, SIGKILL);
+        ownkill_child(three, SIGKILL), ownkill_child(other, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         snprintf(want, sizeof want, "%ld stopped\n%ld gone\n", (long)three, (long)other);
@@ -476,10 +476,8 @@ static pid_t retry_daemons[2];
 static void retry_fini(void)
 {
     for (int i = 0; i < 2; i++)
-        if (retry_daemons[i] > 0) {
-            kill(retry_daemons[i], SIGKILL);
+        if (ownkill_child(retry_daemons[i], SIGKILL) == 0) /* a test that reaped it sent none */
             waitpid(retry_daemons[i], NULL, 0);
-        }
     sshd_fixture_stop(&retry_sshd);
 }
 
