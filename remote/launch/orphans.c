@@ -57,9 +57,13 @@ void orphans_clear(OrphanList *l)
 char *orphans_stop_command(const OrphanList *l, const char *machine)
 {
     static const char head[] =
-        GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; for gt in";
-    /* left: the group (when it is the launch's) or a marked process still runs; `marked` is
-     * asked again only when what was seen is gone (a process forked on its way out). The URG
+        GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; " GROUPSTOP_OURS_SH
+        "; for gt in";
+    /* left: the group (while it is the launch's) or a marked process still runs; `marked` is
+     * asked again only when what was seen is gone (a process forked on its way out). still:
+     * the group is still the launch's (GROUPSTOP_OURS_SH, on a fresh look for its mark, or for
+     * TUNEDECK_TRIAL=t where it has none): its TERM may have ended it, and its number be
+     * another's by the KILL 2 s later; the wait is not the foreign group's either. The URG
      * before the group's TERM, only to a group found to be the launch's, tells its wrapping
      * shell, if it still runs, that this is a stop (groupstop.h): it leaves the stop to this one. */
     static const char body[] =
@@ -73,9 +77,12 @@ char *orphans_stop_command(const OrphanList *l, const char *machine)
         "for q in $k; do kill -TERM $q 2>/dev/null && ok=1; done; "
         "if [ -z \"$ok\" ]; then if { [ -n \"$found\" ] && live $g; } || "
         "up $k; then echo \"$g refused\"; else echo \"$g gone\"; fi; continue; fi; "
-        "left() { { [ -n \"$found\" ] && live $g; } || up $k || marked \"$m\"; }; "
+        "still() { [ -n \"$found\" ] || return 1; if [ \"$m\" = - ]; then "
+        "carrying \"TUNEDECK_TRIAL=$t\"; ours $g $k; r=$?; k=; return $r; fi; marked \"$m\"; "
+        "ours $g $k; }; "
+        "left() { { still && live $g; } || up $k || marked \"$m\"; }; "
         "n=0; while left; do n=$((n+1)); if [ $n -ge 20 ]; then "
-        "[ -n \"$found\" ] && kill -KILL -$g 2>/dev/null; "
+        "still && kill -KILL -$g 2>/dev/null; "
         "for q in $k; do kill -KILL $q 2>/dev/null; done; fi; "
         "if [ $n -ge 30 ]; then break; fi; sleep 0.1; done; "
         "if left; then echo \"$g survived\"; else echo \"$g stopped\"; fi; "

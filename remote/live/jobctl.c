@@ -324,10 +324,16 @@ char *jobctl_signal_text(int signo, long pgid, const char *mark, Error *err)
         return NULL;
     }
     /* The KILL (stop_timeout_s after the TERM) also reaches the run's marked processes that
-     * left its group: it ends the wrapping shell, whose own stop of them then never comes. */
+     * left its group: it ends the wrapping shell, whose own stop of them then never comes. Any
+     * other signal goes to the group only while it is still the run's (GROUPSTOP_OURS_SH: its
+     * wrapping shell, pid pgid, carries the mark): the channel is seen done a moment after the
+     * shell's end, and the guard's after that, so a resize's TERM may come once the group is
+     * gone and its number another's. With no mark nothing tells: the group, as before. */
     char *cmd;
     if (signo == SIGKILL && mark && mark[0])
         cmd = groupstop_kill_command(pgid, mark);
+    else if (mark && mark[0])
+        cmd = groupstop_signal_command(pgid, mark, name);
     else {
         char text[64];
         snprintf(text, sizeof text, "kill -%s -%ld", name, pgid);

@@ -53,20 +53,11 @@ char *groupstop_command(long pgid, const char *mark, int ended)
      * have forked on its way out: `marked` is asked again before the stop counts as done,
      * and twice after the KILL. The shell functions hold '%': they are put in as text, never
      * as a format. */
-    static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; ";
-    /* og: group g is still the launch's. Its number may be another's by now: once the
-     * wrapping shell (g) and every process of its group have ended, pid g is free, and a
-     * process that takes it and leads a group of its own (every command sshd starts does)
-     * would take the group's TERM and KILL. So the group is signalled only while a process
-     * carrying the mark is in it (the wrapping shell, exec'd with the trial's variables, or
-     * what it started), pid g is a zombie or absent (its number is not free while either
-     * holds it, and what is left of the group is the launch's), or nothing tells (no mark,
-     * no /proc): as before. */
-    static const char ours[] =
-        "og=; if [ \"$m\" = - ] || ! [ -r /proc/self/stat ]; then og=1; else s=; "
-        "read -r s 2>/dev/null </proc/$g/stat; s=${s##*) }; case $s in \"\"|Z*|X*) og=1 ;; esac; "
-        "for q in $k; do s=; read -r s 2>/dev/null </proc/$q/stat; s=${s##*) }; set -- $s; "
-        "[ \"$3\" = \"$g\" ] && { og=1; break; }; done; fi; ";
+    static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH
+                                "; " GROUPSTOP_OURS_SH "; ";
+    /* og: group g is still the launch's (GROUPSTOP_OURS_SH: a marked process in it, pid g a
+     * zombie or absent), or nothing tells (no mark): as before. */
+    static const char ours[] = "og=; { [ \"$m\" = - ] || ours $g $k; } && og=1; ";
     static const char stop[] =
         "[ -n \"$og\" ] && kill -TERM -$g 2>/dev/null; [ -n \"$k\" ] && "
         "kill -TERM $k 2>/dev/null; n=0; "
@@ -91,16 +82,39 @@ char *groupstop_command(long pgid, const char *mark, int ended)
 
 char *groupstop_kill_command(long pgid, const char *mark)
 {
-    /* The marked processes first, then the group (whose KILL ends the wrapping shell, which
-     * lets the next run start), then a second look: a marked process that forked a setsid
-     * child between the first look and its KILL left that child marked and running. */
-    static const char head[] = GROUPSTOP_MARKED_SH "; ";
+    /* The marked processes outside the group first, then the group (whose KILL ends the
+     * wrapping shell, which lets the next run start), then a second look: a marked process that
+     * forked a setsid child between the first look and its KILL left that child marked and
+     * running. The group is KILLed only while it is still the run's (og, GROUPSTOP_OURS_SH): the
+     * run may have ended since its stop's TERM, and its number be another's. Its own marked
+     * members (the wrapping shell among them) are left to the group's KILL: KILLed first, the
+     * shell, pid g, would be reaped and its number free again before the group's KILL. */
+    static const char head[] = GROUPSTOP_MARKED_SH "; " GROUPSTOP_OURS_SH "; ";
     const char *m = mark_or_none(mark);
-    char tail[256];
+    char tail[512];
     snprintf(tail, sizeof tail,
-             "marked %s && kill -KILL $k 2>/dev/null; kill -KILL -%ld 2>/dev/null; "
-             "marked %s && kill -KILL $k 2>/dev/null; true",
-             m, pgid, m);
+             "g=%ld; marked %s; og=; { [ %s = - ] || ours $g $k; } && og=1; ko=; for q in $k; do "
+             "s=; read -r s 2>/dev/null </proc/$q/stat; s=${s##*) }; set -- $s; "
+             "[ -n \"$og\" ] && [ \"$3\" = \"$g\" ] || ko=\"$ko $q\"; done; "
+             "[ -n \"$ko\" ] && kill -KILL $ko 2>/dev/null; [ -n \"$og\" ] && kill -KILL -%ld "
+             "2>/dev/null; marked %s && kill -KILL $k 2>/dev/null; true",
+             pgid, m, m, pgid, m);
+    size_t len = strlen(head) + strlen(tail);
+    char *cmd = malloc(len + 1);
+    if (cmd)
+        snprintf(cmd, len + 1, "%s%s", head, tail);
+    return groupstop_under_sh(cmd);
+}
+
+char *groupstop_signal_command(long pgid, const char *mark, const char *signame)
+{
+    static const char head[] = GROUPSTOP_MARKED_SH "; " GROUPSTOP_OURS_SH "; ";
+    char tail[160];
+    if (groupstop_mark_ok(mark))
+        snprintf(tail, sizeof tail, "marked %s; ours %ld $k && kill -%s -%ld 2>/dev/null", mark,
+                 pgid, signame, pgid);
+    else
+        snprintf(tail, sizeof tail, "kill -%s -%ld 2>/dev/null", signame, pgid);
     size_t len = strlen(head) + strlen(tail);
     char *cmd = malloc(len + 1);
     if (cmd)

@@ -80,6 +80,22 @@ int groupstop_mark_ok(const char *mark);
     "up() { for uq in \"$@\"; do us=; read -r us 2>/dev/null </proc/$uq/stat || continue; "      \
     "us=${us##*) }; case $us in Z*|X*) ;; *) return 0 ;; esac; done; return 1; }"
 
+/* ours G PID...: exit 0 while process group G may be signalled as the launch's: one of the pids
+ * (what `marked` found, the caller's look) is a process in group G, or pid G is a zombie or
+ * absent (its number is not free while either holds it, and what is left of the group, if
+ * anything, is the launch's), or nothing tells (no /proc). Else G's number was taken again:
+ * once the launch's wrapping shell (G) and every process of its group have ended, pid G is
+ * free, and a process that takes it and leads a group of its own (every command sshd starts
+ * does) would take the group's signal. The one gate of every signal to a group a stop names by
+ * its number: groupstop_command, groupstop_kill_command, jobctl_signal_text and the orphan
+ * stop (orphans.c); where there is no mark to look for (none given, or "-") the caller does not
+ * ask it (nothing tells), as before. Builtins only; its variables start with o. */
+#define GROUPSTOP_OURS_SH                                                                        \
+    "ours() { [ -r /proc/self/stat ] || return 0; ou=$1; shift; os=; read -r os 2>/dev/null "  \
+    "</proc/$ou/stat; os=${os##*) }; case $os in \"\"|Z*|X*) return 0 ;; esac; for oq in "       \
+    "\"$@\"; do os=; read -r os 2>/dev/null </proc/$oq/stat; os=${os##*) }; set -- $os; "          \
+    "[ \"$3\" = \"$ou\" ] && return 0; done; return 1; }"
+
 /* tk: sets t to the tenths of a second since boot, from /proc/uptime ("SECONDS.HH", the kernel's
  * own two decimals) with builtins only, and exits 0; 1 where it cannot be read. The wait before
  * the KILL is a deadline on that clock: a pass of the loop also runs `marked` (a grep over every
@@ -240,17 +256,27 @@ char *groupstop_command(long pgid, const char *mark, int ended);
  * did not answer (schedlive's stop_timeout_s, jobctl_signal). That KILL also ends the job's
  * wrapping shell, whose own stop of the marked processes outside the group (a setsid daemon)
  * then never comes.
- * The marked ones are KILLed first, then the group: the shell's end, which lets the next run
- * start, comes after the marked ones had theirs; then the marked ones are looked for once more
- * (one that forked a setsid child between the look and its KILL). Caller frees; NULL when
- * memory runs out. */
+ * The marked ones outside the group are KILLed first, then the group: the shell's end, which
+ * lets the next run start, comes after the marked ones had theirs; then the marked ones are
+ * looked for once more (one that forked a setsid child between the look and its KILL). With a
+ * mark, the group is KILLed only while it is still the run's (GROUPSTOP_OURS_SH): a run that
+ * ended since has left its number free for another's group. Caller frees; NULL when memory
+ * runs out. */
 char *groupstop_kill_command(long pgid, const char *mark);
+
+/* The command that sends signal `signame` (a name kill takes: "TERM") to group pgid (> 1) only
+ * while the group is still the run's that `mark` names (GROUPSTOP_OURS_SH: a process marked with
+ * it in the group, or pid pgid a zombie or absent); with no mark groupstop_mark_ok takes, to the
+ * group as it is (nothing tells). It exits 0 when the signal was sent. A live job's TERM
+ * (jobctl_signal). Caller frees; NULL when memory runs out. */
+char *groupstop_signal_command(long pgid, const char *mark, const char *signame);
 
 /* `text` as `exec sh -c 'TEXT'` (quoted as shquote does), for the remote login shell that sshd
  * hands a command to: the stops' texts use sh's word splitting of an unquoted `$k` (a list of
  * pids), which zsh, a login shell remote.md names as supported, does not do (`kill -KILL "1 2"`
  * kills nothing). Frees text (NULL passes through); caller frees; NULL when memory runs out.
- * groupstop_command, groupstop_kill_command and the orphan stop (orphans.c) go through it. */
+ * groupstop_command, groupstop_kill_command, groupstop_signal_command and the orphan stop
+ * (orphans.c) go through it. */
 char *groupstop_under_sh(char *text);
 
 #endif

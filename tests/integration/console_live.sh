@@ -14,7 +14,7 @@ tmux_screen="$T/screen.txt"
 mark="cl$$x"  # x: pid 12's mark is not part of pid 123's
 # a job is the worker with --checkpoint ckpt-MARK (the console's own line has
 # --checkpoint-file ckpt-MARK)
-suite_reap() { for p in $(pgrep -f -- "--checkpoint ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+suite_reap() { for p in $(pgrep -f -- "--checkpoint ckpt-$mark" 2>/dev/null); do pid_kill_named KILL "$p" "--checkpoint ckpt-$mark"; done; }
 
 fail() { tmux_fail_exit "console_live.sh: FAIL: $*"; }
 # wait_for PATTERN [SECONDS]: polls the pane until the extended regex shows.

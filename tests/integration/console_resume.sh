@@ -144,7 +144,9 @@ tmux_start k 120 35 "sh -c 'echo \$\$ > $tmp/k.pid; exec env TERM=xterm-256color
 wait_for k "1/60 "
 tmx send-keys -t k ":budget 3" Enter
 wait_for k "2/3 "
-kill -KILL "$(cat "$tmp/k.pid")"
+# only while it is still that console (its state folder in its environment): one that
+# ended may have left its number to another suite's process (pid_kill_env, lib/procs_left.sh)
+pid_kill_env KILL "$(cat "$tmp/k.pid")" "TUNEDECK_STATE_DIR=$tmp/k"
 wait_for k "EXITED"
 TUNEDECK_STATE_DIR="$tmp/k" "$bin" sessions >"$tmp/klist"
 grep -q ' 2/3 .*interrupted' "$tmp/klist" || fail "sessions after :budget 3 and SIGKILL: $(cat "$tmp/klist")"

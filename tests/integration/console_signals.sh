@@ -15,7 +15,12 @@ suite=console_signals scratch=csig suite_sshd=1 suite_tmux=1
 . "$here/live-inventory.sh"
 tmux_screen="$T/screen.txt"
 MARK="csig$$x"  # x: pid 12's mark is not part of pid 123's
-suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
+suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do pid_kill_named KILL "$p" "$MARK"; done; }
+# A console's pid, read from its file, is signalled only while that process still has this
+# suite's state folder in its environment (pid_kill_env, lib/procs_left.sh; the tmux server's
+# panes have the suite's TUNEDECK_STATE_DIR): one that ended may have left its number to
+# another suite's process.
+console_kill() { pid_kill_env "$1" "$2" "TUNEDECK_STATE_DIR=${3:-$T/state}"; }
 
 # wait_for SESSION PATTERN [SECONDS]: polls the pane until the extended regex shows; says so
 # with the last screen when it does not.
@@ -78,7 +83,7 @@ PY
 
 # SIGTERM, as systemd or kill sends it; the pane's screen is the shell's again, cursor shown
 start term
-kill -TERM "$(cat "$T/term.pid")"
+console_kill TERM "$(cat "$T/term.pid")"
 wait_for term EXITED
 ended term 143 SIGTERM
 check "SIGTERM: the alternate screen is left" [ "$(tmx display -p -t term '#{alternate_on}')" = 0 ]
@@ -86,7 +91,7 @@ check "SIGTERM: the cursor is shown" [ "$(tmx display -p -t term '#{cursor_flag}
 
 # SIGHUP, to the console alone
 start hup
-kill -HUP "$(cat "$T/hup.pid")"
+console_kill HUP "$(cat "$T/hup.pid")"
 wait_for hup EXITED
 ended hup 129 SIGHUP
 
@@ -107,7 +112,7 @@ check "Ctrl-C in the : prompt: the line is cancelled" sh -c "! grep -q ':budget 
 # later, and for the quit's own words)
 sleep 1
 tmux_capture int
-check "Ctrl-C in the : prompt: the console runs on" kill -0 "$(cat "$T/int.pid")"
+check "Ctrl-C in the : prompt: the console runs on" console_kill 0 "$(cat "$T/int.pid")"
 check "Ctrl-C in the : prompt: no quit is said" sh -c "! grep -q 'quitting as q does' '$tmux_screen' '$T/int.err'"
 tmx send-keys -t int C-c
 wait_for int EXITED
@@ -120,8 +125,8 @@ start closed
 pid="$(cat "$T/closed.pid")"
 tmx kill-session -t closed
 i=0
-while kill -0 "$pid" 2> /dev/null && [ "$i" -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
-check "closed terminal: the console is gone" sh -c "! kill -0 $pid 2> /dev/null"
+while console_kill 0 "$pid" && [ "$i" -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
+check "closed terminal: the console is gone" eval "! console_kill 0 $pid"
 ended closed 129 SIGHUP
 
 # The live scheduler: SIGTERM mid-run checkpoints and stops every job (as `q` `y`, shown on
@@ -144,7 +149,7 @@ if wait_for live 'j0 +[0-9]+ +running .* run h[1-3]:[0-9]+\+[0-9]+ step [1-9][0-
     # j0 may have checkpointed already (a resize): only a checkpoint written after the
     # signal counts
     ckpt_before=$(stat -c %.9Y "$T/jobs/j0/ckpt-$MARK" 2> /dev/null || echo none)
-    kill -TERM "$(cat "$T/live.pid")"
+    console_kill TERM "$(cat "$T/live.pid")"
     wait_for live EXITED 40
     check "live SIGTERM: the console ends by the signal (status 143)" [ "$(cat "$T/live.rc")" = 143 ]
     check "live SIGTERM: no job process is left" [ "$(pgrep -f "ckpt-$MARK" | wc -l)" -eq 0 ]
@@ -196,7 +201,7 @@ harness_start 2
 if wait_for stop 'stopping [12] leftover process groups? of earlier trials before trial 2' 30; then
     at_signal=$(grep '"event":"remote_process_stop","trial":1,' $j | grep -vc '"result":"not stopped: its end was not seen')
     pid="$(cat "$T/stop.pid")"
-    kill -TERM "$pid"
+    console_kill TERM "$pid" "$T/stopstate"
     # then its terminal closes, mid-wait (the pane's shell catches the SIGHUP): a hung-up
     # terminal polls ready at once, every time, so the console must stop polling it, not spin
     # through the rest of the wait (its CPU time against the wall time it waited)

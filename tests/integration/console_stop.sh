@@ -20,7 +20,7 @@ MARK="tdcstop$$x"  # x: pid 12's mark is not part of pid 123's
 tmux_screen="$T/screen"
 tmux_join=1
 # Anything still carrying this run's marker (the hosts are this machine's 127.0.0.x).
-suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do kill -KILL "$p" 2> /dev/null; done; }
+suite_reap() { for p in $(pgrep -f "$MARK" 2> /dev/null); do pid_kill_named KILL "$p" "$MARK"; done; }
 marker_left() { pgrep -f "$(echo "$MARK" | sed 's/^\(.\)/[\1]/')" | wc -l; }
 
 harness_init "$T/h"

@@ -52,7 +52,7 @@ cleanup() {
         sed -n 's/.*"event":"remote_process".*"pgid":\([0-9][0-9]*\).*/\1/p'); do
         group_kill_marked "$g" "$MARK"
     done
-    for p in $(pgrep -f "$MARK" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    for p in $(pgrep -f "$MARK" 2>/dev/null); do pid_kill_named KILL "$p" "$MARK"; done
     if [ "${1:-}" = --netns-part ]; then
         : # part 3's folder is inside the main run's T
     elif [ -n "${KEEP:-}" ] || [ "$2" -ne 0 ]; then

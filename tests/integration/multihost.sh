@@ -11,8 +11,10 @@ set -u
 suite=multihost scratch=multihost suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 mark="mh$$x"  # x: pid 12's mark is not part of pid 123's
-suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
-suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+# A kept pid is signalled only while its command line is still the run's or the job's
+# (pid_kill_named, lib/procs_left.sh): one that ended may have left its number to another's.
+suite_stop() { [ -n "${LIVE_PID:-}" ] && pid_kill_named KILL "$LIVE_PID" "--cluster $T/"; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do pid_kill_named KILL "$p" "ckpt-$mark"; done; }
 
 harness_init "$T/h"
 for i in 1 2; do harness_start "$i"; done
@@ -100,7 +102,7 @@ while [ $n -lt 100 ] && ! grep -q 'rank=1/2' "$T/die/d0/ranks.log" 2>/dev/null; 
     sleep 0.1; n=$((n + 1))
 done
 victim=$(sed -n 's/^pid=\([0-9]*\) rank=1\/2 .*/\1/p' "$T/die/d0/ranks.log" 2>/dev/null | head -1)
-[ -n "$victim" ] && kill -KILL "$victim"
+[ -n "$victim" ] && pid_kill_named KILL "$victim" "ckpt-$mark"
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
@@ -166,7 +168,7 @@ if [ -n "$old1" ]; then
 else
     fail "s0 did not start on both hosts: $(tail -n 8 "$T/out4")"; KEEP=1
 fi
-kill -TERM "$LIVE_PID" 2>/dev/null
+pid_kill_named TERM "$LIVE_PID" "--cluster $T/"
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""

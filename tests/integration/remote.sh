@@ -741,7 +741,7 @@ kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 left=$(procs_left "$kmark")
 check "SIGKILL of tune mid-trial: a quiet trial stops on every host with its session (it ran on $running hosts, $left left)" \
     [ "$running $left" = "3 0" ]
-for p in $(pgrep -f "$kmark"); do kill -KILL "$p" 2>/dev/null; done
+for p in $(pgrep -f "$kmark"); do pid_kill_named KILL "$p" "$kmark"; done
 # The same for a live job (remote/live/jobctl.c), whose client (schedule --live, here
 # tunedeck-jobctl) is SIGKILLed while the job is quiet: its guard stops it.
 python3 - "$T/inv.json" "$T/invq.json" "$T/$kmark" <<'EOF'
@@ -761,7 +761,7 @@ kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 left=$(procs_left "$kmark")
 check "SIGKILL of a live job's client: a quiet job stops with its session ($running ran, $left left)" \
     [ "$running $left" = "1 0" ]
-for p in $(pgrep -f "$kmark"); do kill -KILL "$p" 2>/dev/null; done
+for p in $(pgrep -f "$kmark"); do pid_kill_named KILL "$p" "$kmark"; done
 
 # exec channels: how many a trial opens, as the hosts' sshd logged them. One per host (its
 # command's); what the command left is stopped by the shell that wraps it there, on that
@@ -797,7 +797,7 @@ daemons_up() { # daemons_up TAG: until the 3 hosts' daemons of TAG are up (10 s 
     while [ "$(ls "$T" | grep -c "^dup-$1-")" -lt 3 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
     ls "$T" | grep -c "^dup-$1-"
 }
-daemon_reap() { for p in $(pgrep -f "$dmark"); do kill -KILL "$p" 2>/dev/null; done; }
+daemon_reap() { for p in $(pgrep -f "$dmark"); do pid_kill_named KILL "$p" "$dmark"; done; }
 "$bin" tune --cluster "$T/inv.json" --job "$T/job.json" --launcher per-host \
     --trial-cmd "$(daemon_cmd stop)cat >/dev/null; exec sleep 300" --budget 1 --optimizer uniform-devices \
     --trial-timeout 10 --no-journal --json > "$T/d1.json" 2> "$T/d1.err" &
@@ -917,8 +917,8 @@ ran=$(ls "$T" | grep -c '^jd-')
 left=$(pgrep -fx "$T/$jdmark 297" | wc -l)
 check "a live job's setsid daemon that ignores TERM is stopped at each run's end ($ran ran, $left left)" \
     [ "$ran $left" = "3 0" ]
-for p in $(pgrep -f "$lmark"); do kill -KILL "$p" 2>/dev/null; done
-for p in $(pgrep -f "$jdmark"); do kill -KILL "$p" 2>/dev/null; done
+for p in $(pgrep -f "$lmark"); do pid_kill_named KILL "$p" "$lmark"; done
+for p in $(pgrep -f "$jdmark"); do pid_kill_named KILL "$p" "$jdmark"; done
 
 if [ "$fails" -ne 0 ]; then
     echo "remote: $fails failed"

@@ -16,8 +16,11 @@ suite=schedlive scratch=schedlive suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/live-inventory.sh"
 mark="sl$$x"  # x: pid 12's mark is not part of pid 123's
-suite_stop() { [ -n "${LIVE_PID:-}" ] && kill -KILL "$LIVE_PID" 2>/dev/null; }
-suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+# Every signal to a pid it kept goes through pid_kill_named or group_kill_marked
+# (lib/procs_left.sh): each live run's command line names its --cluster file in $T, each job's
+# its ckpt-$mark; a run or job that has ended may have left its number to another suite's.
+suite_stop() { [ -n "${LIVE_PID:-}" ] && pid_kill_named KILL "$LIVE_PID" "--cluster $T/"; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do pid_kill_named KILL "$p" "ckpt-$mark"; done; }
 
 harness_init "$T/h"
 for i in 1 2 3; do harness_start "$i"; done
@@ -95,7 +98,7 @@ for p in $(pgrep -f "ckpt-$mark"); do
     */jobs/j0) pg=$(ps -o pgid= -p "$p" | tr -d ' '); break ;;
     esac
 done
-[ -n "${pg:-}" ] && /bin/kill -s KILL -- "-$pg"
+[ -n "${pg:-}" ] && group_kill_marked "$pg" "ckpt-$mark"
 echo "killed j0 group ${pg:-none}" >> "$T/kill.log"
 wait "$LIVE_PID"
 rc=$?
@@ -476,7 +479,7 @@ if wait_out "j2: run 1 on h[1-3] " 300; then
 else
     fail "j2 did not start: $(tail -n 8 "$T/out8")"
 fi
-kill -TERM "$LIVE_PID" 2>/dev/null
+pid_kill_named TERM "$LIVE_PID" "--cluster $T/"
 wait "$LIVE_PID"
 rc=$?
 LIVE_PID=""
@@ -527,7 +530,7 @@ harness_start 4
 if wait_out "h4 is usable again \(it answers over SSH again and its job folders are checked\)" 1800
 then pass "a host down at the start is usable once it answers and its folders pass"
 else fail "h4 up: $(tail -n 8 "$T/out9")"; fi
-kill -TERM "$LIVE_PID" 2>/dev/null
+pid_kill_named TERM "$LIVE_PID" "--cluster $T/"
 wait "$LIVE_PID"
 LIVE_PID=""
 harness_stop 4
@@ -545,7 +548,7 @@ live_out=out10
     --job-dir "$T/jobs10" --events "$T/events10.jsonl" > "$T/out10" 2> "$T/err10" &
 LIVE_PID=$!
 if wait_out "j0: run 1 on h[12] .*first step" 600 && wait_out "j1: run 1 on h[12] .*first step" 600; then
-    kill -KILL "$LIVE_PID"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=""
+    pid_kill_named KILL "$LIVE_PID" "--cluster $T/"; wait "$LIVE_PID" 2>/dev/null; LIVE_PID=""
     left=$(procs_left "ckpt-$mark")
     if [ "$left" -eq 0 ] && [ -s "$T/jobs10/j0/ckpt-$mark" ]
     then pass "a killed live run's jobs stop on their own, j0 with its checkpoint"

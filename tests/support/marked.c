@@ -9,12 +9,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-pid_t marked_daemon(const char *mark, int ignore_term)
+/* marked_daemon's process, in a session of its own (group 0) or in group `group`. */
+static pid_t marked_sleep(const char *mark, int ignore_term, pid_t group)
 {
     pid_t d = fork();
     cr_assert(d >= 0);
     if (d == 0) {
-        setsid();
+        if (group)
+            setpgid(0, group);
+        else
+            setsid();
         if (ignore_term)
             signal(SIGTERM, SIG_IGN);
         int null = open("/dev/null", O_RDWR);
@@ -38,6 +42,16 @@ pid_t marked_daemon(const char *mark, int ignore_term)
             return d;
         usleep(10 * 1000);
     }
+}
+
+pid_t marked_daemon(const char *mark, int ignore_term)
+{
+    return marked_sleep(mark, ignore_term, 0);
+}
+
+pid_t marked_member(const char *mark, pid_t group)
+{
+    return marked_sleep(mark, 0, group); /* it joins before its exec, which is waited for */
 }
 
 pid_t gone_group(void)

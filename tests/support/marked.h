@@ -11,6 +11,10 @@
  * sleep. The caller's child: it reaps it. */
 pid_t marked_daemon(const char *mark, int ignore_term);
 
+/* The same in process group `group` (of this process's session), TERM not ignored: a process
+ * of a trial's group that carries its mark. The caller's child: it reaps it. */
+pid_t marked_member(const char *mark, pid_t group);
+
 /* A process group id no process has: a child's that led its own group, reaped. */
 pid_t gone_group(void);
 

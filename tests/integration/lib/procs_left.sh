@@ -35,3 +35,23 @@ group_kill_marked() {
     fi
     return 0
 }
+
+# pid_kill_named SIG PID TEXT: signal SIG (a name kill takes; 0 asks only) to PID only while its
+# command line holds TEXT (a fixed string); exit 0 when it was sent. pid_kill_env SIG PID ENTRY:
+# the same while its environment holds the entry ENTRY (NAME=VALUE) whole, for a process whose
+# command line names nothing of the suite's own (a console on the simulator). A pid read from a
+# file, from $!, or from a pgrep a moment ago may be a process that has ended (the shell reaps
+# its background jobs by itself), its number taken since by another suite's process: pid_max is
+# 32768 here, and a full run goes through it in a minute or so. The look and the kill are two
+# steps, as harness_is_ours's are (tests/sshd-harness.sh): a process that ends between them
+# leaves a window of microseconds, not the seconds to minutes a stored pid is kept.
+pid_kill_named() {
+    case "$2" in '' | *[!0-9]*) return 1 ;; esac
+    tr '\0' ' ' 2>/dev/null < "/proc/$2/cmdline" | grep -qF -- "$3" || return 1
+    kill "-$1" "$2" 2>/dev/null
+}
+pid_kill_env() {
+    case "$2" in '' | *[!0-9]*) return 1 ;; esac
+    tr '\0' '\n' 2>/dev/null < "/proc/$2/environ" | grep -qxF -- "$3" || return 1
+    kill "-$1" "$2" 2>/dev/null
+}

@@ -20,7 +20,7 @@ suite_stop() {
     [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
     [ -n "$LAG_PID" ] && kill -KILL "$LAG_PID" 2>/dev/null
 }
-suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done; }
+suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do pid_kill_named KILL "$p" "ckpt-$mark"; done; }
 job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \
 --resume {resume} --model-mb 0.02 --batch 64 --progress-every 0.25 --step-sleep 0.01"
 

@@ -13,6 +13,7 @@
 #include "remote/launch/orphans.h"
 #include "remote/ssh/groupstop.h"
 #include "tests/support/marked.h"
+#include "tests/support/ownkill.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/testmark.h"
 #include "tests/support/timeout.h"
@@ -301,7 +302,7 @@ Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
         orphans_clear(&l);
         int ds = ended_status(d);
         pid_t ow = waitpid(o, NULL, WNOHANG);
-        kill(d, SIGKILL), kill(o, SIGKILL);
+        ownkill_child(d, SIGKILL), ownkill_child(o, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         snprintf(want, sizeof want, "%ld stopped\n", (long)gone);
@@ -310,6 +311,45 @@ Test(orphans, the_stop_reaches_a_marked_daemon_of_a_group_that_is_gone)
         cr_assert(WIFSIGNALED(ds) && WTERMSIG(ds) == SIGKILL, "%s: status %d", shells[i], ds);
         cr_assert_eq(ow, 0, "%s: another launch's process was stopped", shells[i]);
     }
+}
+
+/* Regression (pidaudit): the stop KILLed group g 2 s after its TERM whenever the group still
+ * held a live process (`live g`), though its TERM may have ended the launch's group and its
+ * number gone to another's (every command sshd starts leads one). Here group g's leader is a
+ * live process that carries no mark and ignores TERM, and the one marked process of the group
+ * ends at the TERM: from then on the group is not the launch's (no process of the mark in it,
+ * pid g no zombie), as one that took the number, and it is neither waited on nor KILLed.
+ * Fails on the old code (the leader is KILLed). */
+Test(orphans, the_kill_spares_a_group_that_is_no_longer_the_launchs)
+{
+    const char *mark = test_mark(0xe01);
+    pid_t g = fork();
+    cr_assert(g >= 0);
+    if (g == 0) {
+        setpgid(0, 0);
+        signal(SIGTERM, SIG_IGN);
+        for (;;)
+            pause();
+    }
+    setpgid(g, g); /* whichever of the two runs first */
+    pid_t m = marked_member(mark, g);
+    OrphanList l = {0};
+    cr_assert_eq(orphans_add(&l, 3, "h1", g, mark), 0);
+    char out[256], want[64];
+    stop_answer("sh", &l, out, sizeof out);
+    orphans_clear(&l);
+    int ms = ended_status(m);
+    pid_t gw = waitpid(g, NULL, WNOHANG);
+    if (gw == 0)
+        kill(g, SIGKILL);
+    if (ms == -1)
+        kill(m, SIGKILL);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+    snprintf(want, sizeof want, "%ld stopped\n", (long)g);
+    cr_assert_str_eq(out, want);
+    cr_assert(ms != -1 && WIFSIGNALED(ms) && WTERMSIG(ms) == SIGTERM, "status %d", ms);
+    cr_assert_eq(gw, 0, "the group no longer the launch's was KILLed");
 }
 
 /* Nothing of the group and nothing marked: "gone", as before. */
@@ -376,7 +416,7 @@ Test(orphans, a_group_is_the_launchs_when_a_process_of_it_carries_the_mark)
         orphans_clear(&l);
         int os = ended_status(ours);
         pid_t ow = waitpid(other, NULL, WNOHANG);
-        kill(ours, SIGKILL), kill(other, SIGKILL);
+        ownkill_child(ours, SIGKILL), ownkill_child(other, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         snprintf(want, sizeof want, "%ld stopped\n%ld gone\n", (long)ours, (long)other);
@@ -411,7 +451,7 @@ Test(orphans, a_group_journaled_without_a_mark_is_taken_by_its_whole_trial_numbe
         orphans_clear(&l);
         int ts = ended_status(three);
         pid_t ow = waitpid(other, NULL, WNOHANG);
-        kill(three, SIGKILL), kill(other, SIGKILL);
+        ownkill_child(three, SIGKILL), ownkill_child(other, SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         snprintf(want, sizeof want, "%ld stopped\n%ld gone\n", (long)three, (long)other);
@@ -436,10 +476,8 @@ static pid_t retry_daemons[2];
 static void retry_fini(void)
 {
     for (int i = 0; i < 2; i++)
-        if (retry_daemons[i] > 0) {
-            kill(retry_daemons[i], SIGKILL);
+        if (ownkill_child(retry_daemons[i], SIGKILL) == 0) /* a test that reaped it sent none */
             waitpid(retry_daemons[i], NULL, 0);
-        }
     sshd_fixture_stop(&retry_sshd);
 }
 

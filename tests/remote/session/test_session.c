@@ -13,6 +13,7 @@
 #include "remote/session/session.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/marked.h"
+#include "tests/support/ownkill.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
@@ -810,10 +811,8 @@ static char lost_mark[GROUPSTOP_MARK_CHARS + 1];
 
 static void lost_fini(void)
 {
-    if (lost_daemon > 0) {
-        kill(lost_daemon, SIGKILL);
+    if (ownkill_child(lost_daemon, SIGKILL) == 0) /* a test that reaped it sent none */
         waitpid(lost_daemon, NULL, 0);
-    }
     sshd_fixture_stop(&lost_sshd);
     teardown();
 }

@@ -12,6 +12,7 @@
 #include "remote/session/tune_orphans.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/marked.h"
+#include "tests/support/ownkill.h"
 #include "tests/support/ssh_hermetic.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/timeout.h"
@@ -630,10 +631,8 @@ static pid_t resume_daemons[2];
 static void resume_fini(void)
 {
     for (int i = 0; i < 2; i++)
-        if (resume_daemons[i] > 0) {
-            kill(resume_daemons[i], SIGKILL);
+        if (ownkill_child(resume_daemons[i], SIGKILL) == 0) /* a test that reaped it sent none */
             waitpid(resume_daemons[i], NULL, 0);
-        }
     sshd_fixture_stop(&resume_sshd);
 }
 
