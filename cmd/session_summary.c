@@ -285,7 +285,7 @@ static const char *const READ[] = {"created",     "optimizer",  "sim",          
                                    "interrupted", "schedule",   "overridden",    "suggest_ms",
                                    "prediction",  "status",     "reason",        "time_s",
                                    "comm_s",      "iterations", "device_time_s", "machine_time_s",
-                                   "left_out"};
+                                   "left_out",    "unreachable"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {

@@ -330,6 +330,30 @@ Test(session_summary, an_unknown_event_after_ended_keeps_it_ended)
     free(text);
 }
 
+/* A finished line naming a machine the cluster does not have in "unreachable" is skipped by a
+ * resume (its trial is then interrupted); `sessions` read it as finished when the skim passed
+ * the field by, unread. */
+Test(session_summary, a_finished_line_with_a_bad_unreachable_machine_is_read_as_a_resume_reads_it)
+{
+    char *text = fixture_read("journals/a-alexnet-resumed.jsonl");
+    const char *cut = strstr(text, "\"event\":\"finished\",\"trial\":1,");
+    cr_assert_not_null(cut);
+    const char *end = strchr(cut, '\n');
+    cr_assert_not_null(end);
+    char *with = malloc(strlen(text) + 64);
+    cr_assert_not_null(with);
+    size_t head = (size_t)(end - 1 - text); /* before the line's closing brace */
+    memcpy(with, text, head);
+    strcpy(with + head, ",\"unreachable\":[\"ghost\"]");
+    strcat(with, end - 1);
+    JournalFile j;
+    SessionSummary s;
+    journal_write(&j, with, &s);
+    free(with);
+    journal_remove(&j);
+    free(text);
+}
+
 /* Regression: `sessions` said only "has skipped lines", and the one way to learn which was a
  * resume, which writes to the journal. The first skipped line is named in the resume's words,
  * whichever reader skipped it: a suggested line with a field of the wrong type, before a
