@@ -360,3 +360,37 @@ Test(tuner, schedules_are_moved_off_a_machine_the_session_cannot_reach_and_repla
     tuner_free(again);
     tuner_free(t);
 }
+
+/* before_launch's verdict filling all the room it is given (every group a stop left running,
+ * then how to go on): "not launched: " before it in the trial's reason cut its last words. */
+static int refuse_at_length(void *ud, const Schedule *s, char *why, size_t cap)
+{
+    (void)ud, (void)s;
+    memset(why, 'x', cap - 1);
+    memcpy(why + cap - 1 - strlen("then --resume ID"), "then --resume ID", strlen("then --resume ID"));
+    why[cap - 1] = 0;
+    return -1;
+}
+
+Test(tuner, a_refusal_before_launch_as_long_as_its_room_keeps_its_last_words)
+{
+    TunerConfig cfg = {.cluster = simcluster_cluster(sim),
+                       .job = simcluster_job(sim),
+                       .optimizer = "random",
+                       .seed = 3,
+                       .budget = 2,
+                       .launcher = launcher_find("sim"),
+                       .launch = {.sim = sim, .seed = 3},
+                       .before_launch = refuse_at_length};
+    Error err;
+    Tuner *t = tuner_new(&cfg, &err);
+    cr_assert_not_null(t, "%s", err.msg);
+    tuner_run_blocking(t, &err); /* stopped by the refusal */
+    cr_assert_eq(tuner_n_trials(t), 1);
+    const Observation *o = tuner_trial(t, 0)->obs;
+    cr_assert_eq(o->status, TRIAL_CANCELLED);
+    cr_assert_eq(strncmp(o->reason, "not launched: x", 15), 0, "%s", o->reason);
+    size_t n = strlen(o->reason);
+    cr_assert(n >= 16 && strcmp(o->reason + n - 16, "then --resume ID") == 0, "%s", o->reason);
+    tuner_free(t);
+}
