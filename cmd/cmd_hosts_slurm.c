@@ -145,7 +145,8 @@ static int watch(SlurmCtl *ctl, const char *partition, double max_s, double for_
             nanosleep(&ts, NULL);
         }
     }
-    printf("watched: %ld controller calls\n", slurm_ctl_calls(ctl));
+    long calls = slurm_ctl_calls(ctl);
+    printf("watched: %ld controller call%s\n", calls, plural_s(calls));
     printf("rounds: %ld (%ld with the node table)\n", slurm_watch_rounds(w),
            slurm_watch_node_tables(w));
     printf("read: %lld bytes of answers\n", slurm_ctl_bytes_read(ctl));

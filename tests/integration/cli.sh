@@ -462,7 +462,7 @@ grep -q -- "--gpus-per-node: expected --cluster FILE --workload FILE" "$tmp/e" |
 PATH=/nonexistent "$bin" hosts --slurm --watch --watch-for 8 </dev/null >"$tmp/o" 2>"$tmp/e"
 rc=$?
 { [ $rc -eq 4 ] && grep -q "^tunedeck hosts: squeue: not found here" "$tmp/e" &&
-    grep -q '^watched: 1 controller calls$' "$tmp/o" && ! grep -q 'did not answer' "$tmp/o"; } ||
+    grep -q '^watched: 1 controller call$' "$tmp/o" && ! grep -q 'did not answer' "$tmp/o"; } ||
     fail "hosts --slurm --watch with no squeue: exit $rc, $(cat "$tmp/o" "$tmp/e")"
 # schedule --live alike: it took the count over every node's GRES, and each sbatch of more
 # GPUs than a node has was refused, every job left failed.
