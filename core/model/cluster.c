@@ -113,6 +113,11 @@ long cluster_find_machine(const Cluster *c, const char *name)
     return -1;
 }
 
+long cluster_launch_machine(const Cluster *c)
+{
+    return c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
+}
+
 long cluster_find_type(const Cluster *c, const char *name)
 {
     for (size_t i = 0; i < c->n_types; i++)

@@ -115,6 +115,9 @@ long cluster_find_machine(const Cluster *c, const char *name);
 /* For the single launcher: trial.launch_host, when set, names one of c's machines; -1 with
  * err naming `source` and the field otherwise. Checked where that launcher is chosen. */
 int cluster_check_launch_host(const Cluster *c, const char *source, Error *err);
+/* The machine the single launcher starts trials on: trial.launch_host's, else the first; -1
+ * when launch_host names none of c's machines. */
+long cluster_launch_machine(const Cluster *c);
 long cluster_find_type(const Cluster *c, const char *name);
 int cluster_machine_has_gpu(const Cluster *c, size_t machine);
 

@@ -174,7 +174,7 @@ static void *start_common(const LaunchConfig *cfg, const Schedule *s, int single
         r->parts[r->n].machine = 0;
         r->parts[r->n++].host = (size_t)h;
     } else if (single) {
-        long m = c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
+        long m = cluster_launch_machine(c);
         if (m < 0 || c->n_machines == 0) {
             error_set(err, "single launcher: trial.launch_host: no machine named '%s'",
                       c->trial.launch_host);

@@ -54,8 +54,7 @@ long session_launch_machine(const Session *s)
 {
     if (strcmp(s->launcher, "single") != 0)
         return -1;
-    const Cluster *c = s->cluster;
-    return c->trial.launch_host[0] ? cluster_find_machine(c, c->trial.launch_host) : 0;
+    return cluster_launch_machine(s->cluster);
 }
 
 int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap)

@@ -170,6 +170,13 @@ void tune_stop_wait(TuneStop *st)
         orphans_stop_wait(st->run);
 }
 
+/* What a group's stop said, without the "not stopped: " a line about it says in its own
+ * words. */
+static const char *said_of(const Orphan *o)
+{
+    return strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+}
+
 /* A host that did not answer: nothing was checked there, so one line for the host, naming
  * only the groups that may still run (those a trial's own stop saw end were swept for safety
  * and say nothing), with how to stop them by hand; those are journaled `not stopped: why`, as
@@ -177,7 +184,7 @@ void tune_stop_wait(TuneStop *st)
 static void say_unchecked_host(TuneStop *st, size_t first)
 {
     const Orphan *o = &st->here.items[first];
-    const char *why = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    const char *why = said_of(o);
     for (size_t i = first; i < st->here.n; i++) {
         const Orphan *g = &st->here.items[i];
         if (g->silent && !g->seen_end && strcmp(g->machine, o->machine) == 0)
@@ -248,11 +255,6 @@ int tune_orphans_worth_trying(const Orphan *o, HostState host_state)
 
 /* Room kept for "; and N more" while a group that may not fit follows (cmd/gpu_errors.c). */
 enum { MORE_MAX = 32 };
-
-static const char *said_of(const Orphan *o)
-{
-    return strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
-}
 
 int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session_id, char *why,
                          size_t cap)
@@ -451,7 +453,7 @@ static int first_of_host_kept(const TuneStop *st, size_t i, int kept)
 static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
 {
     const Orphan *o = &st->here.items[first];
-    const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    const char *said = said_of(o);
     /* Whole groups only, then how many more: a group cut at the buffer's end named a
      * process group that is not there ("trial 1's 10" for 100019). */
     char groups[256] = "";
@@ -512,7 +514,7 @@ static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
  * fails the same way. `kept`: 0 when out of memory left the group out of the kept list. */
 static void say_not_reached(const TuneStop *st, const Orphan *o, int kept)
 {
-    const char *said = strncmp(o->result, "not stopped: ", 13) == 0 ? o->result + 13 : o->result;
+    const char *said = said_of(o);
     char next[sizeof o->machine * 2 + 160];
     if (!st->pool || hostpool_find(st->pool, o->machine) < 0)
         snprintf(next, sizeof next,

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <sys/un.h>
 
+#include "remote/ssh/sshconfig.h"
+
 /* sun_path's size: a longer socket path is cut by libssh (authwords_connect_errno). */
 #define AUTHWORDS_SUN_PATH (sizeof ((struct sockaddr_un *)0)->sun_path)
 
@@ -21,8 +23,6 @@ typedef struct {
     int connect_errno; /* the connect to sock (auth_sock when NULL): 0 when it took one */
 } AuthMaybe;
 
-enum { AUTHWORDS_MAYBE = 4 };
-
 typedef struct {
     int config_unknown;       /* which socket libssh asked cannot be told (the agent counts as
                                * asked) */
@@ -30,7 +30,7 @@ typedef struct {
      * command succeeded, else authwords_socket's. The agent counts as asked when every one
      * of these sockets answers, as not asked when none does; else the words say which
      * answers and which does not. */
-    AuthMaybe maybe[AUTHWORDS_MAYBE];
+    AuthMaybe maybe[SSHCONFIG_AGENT_MAYBE]; /* sshconfig keeps no more (agent_unknown then) */
     size_t n_maybe;
     const char *config_sock;  /* the IdentityAgent socket asked instead of auth_sock, NULL none */
     const char *config_where; /* its config:line */

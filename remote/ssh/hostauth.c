@@ -184,8 +184,7 @@ static void agent_now(const Host *h, AuthAgent *a)
         a->config_where = h->cfg.agent.where;
     }
     /* IdentityAgent lines under Match exec: each a socket libssh may have asked */
-    a->config_unknown |= h->cfg.n_agent_maybe > AUTHWORDS_MAYBE;
-    for (size_t i = 0; i < h->cfg.n_agent_maybe && i < AUTHWORDS_MAYBE; i++) {
+    for (size_t i = 0; i < h->cfg.n_agent_maybe; i++) {
         const SshconfigFile *m = &h->cfg.agent_maybe[i];
         AuthMaybe *am = &a->maybe[a->n_maybe++];
         am->sock = m->file[0] ? m->file : NULL;
