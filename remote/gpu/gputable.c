@@ -94,6 +94,13 @@ int gputable_take_line(GpuTable *t, const char *line, Error *err)
 
 void gputable_new_process(GpuTable *t)
 {
+    /* The dead process's last period ends unfinished: counted, or its listed GPUs kept as
+     * this period's, the new process's first lines would close it as complete (a period of
+     * one line, every GPU after the first dropped) until a period of its own ended. The
+     * entries stay, their last values shown, until the new process's first period ends. */
+    for (size_t i = 0; i < t->n; i++)
+        t->listed[i] = 0;
+    t->lines = 0;
     t->period_lines = 0;
 }
 

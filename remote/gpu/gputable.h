@@ -48,7 +48,8 @@ typedef struct {
 int gputable_take_line(GpuTable *t, const char *line, Error *err);
 
 /* A new -lms process starts: the GPUs it lists may differ, so no period of the last one
- * bounds its periods. */
+ * bounds its periods, and the last one's unfinished period is no period (its GPUs are kept,
+ * shown as last read, until the new process's first period ends). */
 void gputable_new_process(GpuTable *t);
 
 /* How many GPUs of the table read (none in error). */

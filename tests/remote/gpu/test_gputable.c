@@ -215,6 +215,31 @@ Test(gputable, lines_naming_no_gpu_whose_texts_change_stay_as_many_as_the_last_p
     cr_assert_eq(t->period_lines, 0);
 }
 
+/* nvidia-smi restarted after its process died mid-period (after one of two lines): the new
+ * process's first line closed the dead one's half period as a complete one of one line, and
+ * the GPU whose line names none was dropped, then counted as a GPU more. */
+Test(gputable, a_period_cut_by_a_new_process_is_not_taken_as_complete)
+{
+    GpuTable *t = empty_table();
+    char garbled[128];
+    for (int period = 0; period < 3; period++) {
+        snprintf(garbled, sizeof garbled, "GPU 00000000:C1:00.0: Unknown Error after %d ms",
+                 period);
+        take(t, "0, GPU-a, A100, 10, 1000, 40960");
+        take(t, garbled);
+    }
+    take(t, "0, GPU-a, A100, 10, 1000, 40960"); /* and the process dies */
+    gputable_new_process(t);
+    for (int period = 0; period < 3; period++) {
+        take(t, "0, GPU-a, A100, 10, 1000, 40960");
+        cr_assert_eq(t->n, 2, "new process, period %d, first line: %zu GPUs", period, t->n);
+        snprintf(garbled, sizeof garbled, "GPU 00000000:C1:00.0: Unknown Error after %d ms",
+                 10 + period);
+        take(t, garbled);
+        cr_assert_eq(t->n, 2, "new process, period %d, second line: %zu GPUs", period, t->n);
+    }
+}
+
 Test(gputable, a_process_joins_no_gpu_whose_uuid_did_not_read)
 {
     GpuTable *t = empty_table();
