@@ -189,16 +189,19 @@ int layout_hidden(const Layout *l, unsigned flags, int *need_cols, int *need_row
         return hidden;
     /* the fewest columns that show them all with rows to spare, then the fewest rows at
      * those columns: a few hundred layouts at most, and only while a pane is hidden */
+    /* From a screen already past the bounds, its own size is the bound: a pane hidden on 500
+     * columns for want of rows was said to need a size no terminal up to 400x200 has. */
+    int max_cols = l->cols > LAYOUT_FIT_MAX_COLS ? l->cols : LAYOUT_FIT_MAX_COLS;
+    int max_rows = l->rows > LAYOUT_FIT_MAX_ROWS ? l->rows : LAYOUT_FIT_MAX_ROWS;
     Layout t;
     int cols = l->cols;
-    while (cols <= LAYOUT_FIT_MAX_COLS) {
-        layout_compute(cols, LAYOUT_FIT_MAX_ROWS, l->view, flags, &t);
+    while (cols <= max_cols) {
+        layout_compute(cols, max_rows, l->view, flags, &t);
         if (all_shown(&t))
             break;
         cols++;
     }
-    for (int rows = l->rows; cols <= LAYOUT_FIT_MAX_COLS && rows <= LAYOUT_FIT_MAX_ROWS;
-         rows++) {
+    for (int rows = l->rows; cols <= max_cols && rows <= max_rows; rows++) {
         layout_compute(cols, rows, l->view, flags, &t);
         if (all_shown(&t)) {
             *need_cols = cols;

@@ -49,7 +49,8 @@ typedef struct {
 void layout_compute(int cols, int rows, ViewId view, unsigned flags, Layout *out);
 /* The panes of l's view that its size hides, and the smallest screen, no smaller than l's
  * either way, that shows every one (the fewest columns, then the fewest rows there), in
- * need_cols x need_rows: 0 x 0 when none up to LAYOUT_FIT_MAX_COLS x LAYOUT_FIT_MAX_ROWS.
+ * need_cols x need_rows: 0 x 0 when none up to LAYOUT_FIT_MAX_COLS x LAYOUT_FIT_MAX_ROWS
+ * (or l's own size, where larger).
  * flags: those l was computed with. Returns how many panes are hidden. */
 enum { LAYOUT_FIT_MAX_COLS = 400, LAYOUT_FIT_MAX_ROWS = 200 };
 int layout_hidden(const Layout *l, unsigned flags, int *need_cols, int *need_rows);

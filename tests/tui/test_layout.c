@@ -152,6 +152,11 @@ Test(layout, hidden_panes_are_counted_with_the_size_that_shows_them)
     cr_assert(!l.shown[PANE_LOG]);
     cr_assert_eq(c, 100);
     cr_assert_eq(r, 36);
+    /* wider than the search's bounds, the log hidden for want of rows: rows are what it needs */
+    layout_compute(LAYOUT_FIT_MAX_COLS + 100, 30, VIEW_TUNE, 0, &l);
+    cr_assert_eq(layout_hidden(&l, 0, &c, &r), 1, "the log alone at 500x30");
+    cr_assert_eq(c, LAYOUT_FIT_MAX_COLS + 100);
+    cr_assert_gt(r, 30);
     layout_compute(100, 40, VIEW_TUNE, 0, &l);
     cr_assert_eq(layout_hidden(&l, 0, &c, &r), 0, "every pane at 100x40");
     layout_compute(100, 40, VIEW_TUNE, LAYOUT_EDITOR_OPEN, &l);
