@@ -6,7 +6,8 @@
 # draws (redrawn in tmux the way docs/console.md says it was taken), the README's sample of
 # `tune` is what that command prints (every column but the timing one), every option the
 # documents give a command is one its --help lists, every environment variable the program
-# reads is in the man page's ENVIRONMENT, every source path a document quotes is in the tree,
+# reads is in the man page's ENVIRONMENT, every source path a document quotes is in the tree
+# (and every file docs/architecture.md's layer table names, under its row's folders),
 # every command --help lists is in the README, and every make target a document gives is the
 # Makefile's and the other way round.
 set -u
@@ -227,6 +228,28 @@ if checked < 200:
     print("only %d quoted paths checked: the check did not read the documents" % checked)
 PY
 [ -s "$tmp/paths" ] && fail "$(head -5 "$tmp/paths")"
+
+# The map's layer table names many files bare (`gp_fit.c` in the row of `core/opt`): each is
+# a file under that row's folders, so a file renamed or moved out of its folder fails here as
+# a quoted path does above.
+/usr/bin/python3 - "$root" >"$tmp/mapfiles" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+checked = 0
+for line in open(os.path.join(root, "docs/architecture.md"), encoding="utf-8"):
+    row = re.match(r"\| \d+ \| (.*?) \| (.*) \|$", line)
+    if not row:
+        continue
+    folders = re.findall(r"`([\w/]+)`", row.group(1))
+    for name in re.findall(r"`([\w.-]+\.[ch])`", row.group(2)):
+        checked += 1
+        if not any(name in files for f in folders for _, _, files in os.walk(os.path.join(root, f))):
+            print("docs/architecture.md: the row of %s names '%s', which is not under %s"
+                  % (", ".join(folders), name, " or ".join(folders)))
+if checked < 100:
+    print("only %d file names of the layer table checked: the check did not read it" % checked)
+PY
+[ -s "$tmp/mapfiles" ] && fail "$(head -5 "$tmp/mapfiles")"
 
 # Every command `tunedeck --help` lists is one README.md shows (`tunedeck CMD` or
 # `build/tunedeck CMD`; the console is tunedeck with no command): a new command nobody can
