@@ -357,16 +357,21 @@ static int keep_for_later(OrphanList *lost, const Orphan *o, int unreached)
 /* Whether a trial's stop takes a group: one of an earlier trial, on a machine of the trial (or
  * on none of the cluster's: its host is not in the pool, said so by the stop), unless a stop
  * could not reach it before and its host is still not connected (not waited for again: it
- * stays for a later trial or the end of the session). */
+ * stays for a later trial or the end of the session). A group a stop could not reach whose
+ * host is connected again is taken by the next trial whatever its machines: waiting for a
+ * trial on that host left it running (its GPUs held) until the session's end when no later
+ * trial used the host; connected, its stop costs a few seconds, and, taken here, before the
+ * launch, it races no launch there. */
 static int taken_before(const Orphan *o, const Schedule *s, HostPool *pool)
 {
     if (o->trial >= s->trial)
         return 0;
-    long k = cluster_find_machine(s->cluster, o->machine);
-    if (k >= 0 && !s->worker[k] && !s->ps[k])
-        return 0; /* not a machine of this trial: left for one that uses it */
     double connect_s;
-    return tune_orphans_worth_trying(o, host_state(pool, o->machine, &connect_s));
+    HostState state = host_state(pool, o->machine, &connect_s);
+    long k = cluster_find_machine(s->cluster, o->machine);
+    if (k >= 0 && !s->worker[k] && !s->ps[k] && !(o->unreached && state == HOST_READY))
+        return 0; /* not a machine of this trial: left for one that uses it */
+    return tune_orphans_worth_trying(o, state);
 }
 
 int tune_orphans_before_trial_begin(HostPool *pool, TuneJournal *tj, OrphanList *lost,
@@ -446,8 +451,8 @@ static int first_of_host_kept(const TuneStop *st, size_t i, int kept)
 /* Before a trial, a host that did not answer: one line for its groups that were kept, one
  * for those out of memory left out, after the "stopping ..." line that promised a result,
  * naming its groups and what becomes of them. The kept ones (unreached: keep_for_later) are
- * tried again before a later trial that uses the host once it is connected
- * (tune_orphans_worth_trying), and in the sweep at the session's end (session_stop_leftovers,
+ * tried again before the next trial once the host is connected, whatever its machines
+ * (taken_before, tune_orphans_worth_trying), and in the sweep at the session's end (session_stop_leftovers,
  * the console's quit); the others by no later trial's stop: the operator is told how to stop
  * them by hand, as say_not_reached does. */
 static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
@@ -477,9 +482,9 @@ static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
     char next[sizeof o->machine * 2 + 160];
     if (kept)
         snprintf(next, sizeof next,
-                 "%s tried again before a later trial on %s once %s is connected, and at the "
-                 "session's end",
-                 n == 1 ? "is" : "are", o->machine, o->machine);
+                 "%s tried again before the next trial after %s is connected again, and "
+                 "at the session's end",
+                 n == 1 ? "is" : "are", o->machine);
     else if (n == 1)
         snprintf(next, sizeof next,
                  "no later trial's stop tries it (out of memory to keep it): stop it by hand "
@@ -528,9 +533,9 @@ static void say_not_reached(const TuneStop *st, const Orphan *o, int kept)
                  o->pgid, o->machine);
     else
         snprintf(next, sizeof next,
-                 "it may still run, and is tried again before a later trial on %s once %s is "
-                 "connected, and at the session's end",
-                 o->machine, o->machine);
+                 "it may still run, and is tried again before the next trial after %s is "
+                 "connected again, and at the session's end",
+                 o->machine);
     char line[sizeof o->machine + sizeof o->result + sizeof next + 128];
     snprintf(line, sizeof line,
              "trial %d's leftover process group %ld on %s was not stopped before trial %d (%s); %s",

@@ -47,7 +47,8 @@ void tune_orphans_stop(HostPool *pool, TuneJournal *tj, OrphanList *l, const cha
  * tune_orphans_before_trial_begin). A group whose host answered but that
  * could not be stopped ends the session: returns -1 with why (tune_orphans_verdict). One whose
  * host did not answer stays for a later trial (the trial's own launch then meets the same
- * host), and is not waited for again while its host is not connected; after a "stopping ..."
+ * host), and is not waited for again while its host is not connected: once it is, the next
+ * trial's stop takes it, whatever that trial's machines; after a "stopping ..."
  * line, one line per such host says so ("trial 1's leftover process group 123 on h2 was not
  * stopped before trial 3: h2 did not answer (...); it may still run, and is tried again ..."). */
 int tune_orphans_before_trial(HostPool *pool, TuneJournal *tj, OrphanList *lost, const Schedule *s,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "remote/session/session.h"
+#include "remote/session/session_priv.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/marked.h"
 #include "tests/support/ownkill.h"
@@ -1145,4 +1146,72 @@ Test(session, a_journal_already_read_is_judged_as_a_resume_reads_it)
     tune_journal_free(b);
     unlink(path);
     rmdir(dir);
+}
+
+/* Regression: a dropped group whose stop found its host down was kept for a later trial on
+ * that host only: once the host was back, a session whose next trials ran elsewhere left it
+ * running (its GPUs held) until its end. Now the next trial's before_launch stops it, whatever
+ * that trial's machines, reports it and journals it "stopped"; `tune` waits for it (no
+ * stops_on_loop). Here trial 3 runs on m0 only; trial 1's group is on m1, a real sshd. */
+static Sshd back_sshd;
+static pid_t back_daemon;
+
+static void back_fini(void)
+{
+    if (back_daemon > 0 && ownkill_child(back_daemon, SIGKILL) == 0)
+        waitpid(back_daemon, NULL, 0);
+    sshd_fixture_stop(&back_sshd);
+    teardown();
+}
+
+Test(session, a_kept_group_is_stopped_before_the_next_trial_once_its_host_is_back_wherever_it_runs,
+     .fini = back_fini)
+{
+    char mark[GROUPSTOP_MARK_CHARS + 1];
+    Error err;
+    cr_assert_eq(orphans_mark_new(mark, &err), 0, "%s", err.msg);
+    back_daemon = marked_daemon(mark, 0);
+    sshd_fixture_start(&back_sshd, "");
+    Session *s = session_new(1, state_dir);
+    SessionSpec spec = sim_spec(1);
+    spec.on_report = keep_line;
+    cr_assert_eq(session_open(s, &spec, &err), 0, "%s", err.msg);
+    cr_assert_eq(session_journal_begin(s, &err), 0, "%s", err.msg);
+    s->pool = sshd_fixture_pool(&back_sshd, "m1"); /* connected again; the session frees it */
+    Cluster *c = fixture_cluster_json(
+        "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+        "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+        "\"machines\": [{\"name\": \"m[0-1]\", \"host\": \"192.0.2.[1-2]\", \"type\": \"t\"}]}");
+    Schedule *sch = fixture_schedule(c, 10);
+    sch->trial = 3;
+    sch->worker[0] = sch->ps[0] = 1; /* m0 only */
+    tune_procs_on_proc(&s->procs, 1, "m1", (long)back_daemon, mark);
+    tune_procs_on_proc_lost(&s->procs, 1, "m1", (long)back_daemon, mark, PROC_LOST_DROPPED);
+    s->procs.lost.items[0].unreached = 1; /* trial 2's stop found m1 down */
+    n_lost_said = 0;
+    char why[512] = "untouched";
+    cr_assert_eq(session_before_launch(s, sch, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(s->procs.lost.n, 0, "left for a trial on m1");
+    cr_assert_eq(n_lost_said, 2, "said %d lines: %s", n_lost_said, lost_said[0]);
+    char want[160];
+    snprintf(want, sizeof want, "stopped trial 1's leftover process group %ld on m1 before trial 3",
+             (long)back_daemon);
+    cr_assert_str_eq(lost_said[1], want);
+    pid_t pgid = back_daemon;
+    cr_assert_neq(ended_status(back_daemon), -1, "the group still runs");
+    back_daemon = 0;
+    /* Once: trial 4's stop has nothing to take. */
+    sch->trial = 4;
+    n_lost_said = 0;
+    cr_assert_eq(session_before_launch(s, sch, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(n_lost_said, 0, "%s", lost_said[0]);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tune_journal_path(s->journal));
+    session_free(s);
+    schedule_free(sch);
+    cluster_free(c);
+    char results[4][512];
+    int n = stop_results(path, (long)pgid, results);
+    cr_assert_eq(n, 2, "the drop's line and the stop's: %d", n);
+    cr_assert_str_eq(results[1], "stopped");
 }

@@ -246,8 +246,8 @@ Test(tune_orphans, a_stop_in_steps_settles_at_its_deadline_and_keeps_an_unanswer
     char want[512];
     snprintf(want, sizeof want,
              "trial 1's leftover process group 100 on m0 was not stopped before trial 2: m0 did "
-             "not answer (no answer within %d s); it may still run, and is tried again before a "
-             "later trial on m0 once m0 is connected, and at the session's end",
+             "not answer (no answer within %d s); it may still run, and is tried again before the "
+             "next trial after m0 is connected again, and at the session's end",
              up_to_s);
     cr_assert_str_eq(said[1], want);
     cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
@@ -426,8 +426,8 @@ Test(tune_orphans, an_unanswered_group_that_could_not_be_kept_is_said_to_need_st
     cr_assert_eq(n_said, 3, "said %d lines: %s / %s", n_said, said[0], said[1]);
     cr_assert(strstr(said[1], "trial 1's leftover process group 100 on m0 was not stopped "
                               "before trial 2: m0 did not answer (") &&
-                  strstr(said[1], "); it may still run, and is tried again before a later trial "
-                                  "on m0 once m0 is connected, and at the session's end"),
+                  strstr(said[1], "); it may still run, and is tried again before the next trial "
+                                  "after m0 is connected again, and at the session's end"),
               "%s", said[1]);
     cr_assert(strstr(said[2], "trial 1's leftover process group 101 on m0 was not stopped "
                               "before trial 2: m0 did not answer (") &&
@@ -462,7 +462,7 @@ Test(tune_orphans, a_stop_before_a_trial_out_of_memory_says_the_group_was_not_st
     cr_assert_eq(n_said, 2, "said %d lines: %s", n_said, said[0]);
     cr_assert_str_eq(said[1], "trial 1's leftover process group 100 on m0 was not stopped before "
                               "trial 2 (out of memory); it may still run, and is tried again "
-                              "before a later trial on m0 once m0 is connected, and at the "
+                              "before the next trial after m0 is connected again, and at the "
                               "session's end");
     cr_assert(lost.n == 1 && lost.items[0].pgid == 100 && lost.items[0].unreached);
     /* As said: m0 is not connected (its pool is never stepped), so the next trial does not
@@ -731,6 +731,70 @@ Test(tune_orphans, a_stop_before_a_trial_that_finds_its_group_gone_says_so,
     cr_assert_str_eq(said[1], want);
     cr_assert_eq(lost.n, 0, "a gone group was kept for later");
     orphans_clear(&lost);
+    tune_journal_free(tj);
+    hostpool_free(pool);
+    schedule_free(s);
+    cluster_free(c);
+}
+
+/* Regression: a group a stop could not reach (its host down) was tried again only before a
+ * later trial that used its host, so once the host came back a session whose next trials ran
+ * elsewhere left it running, its GPUs held, until its end. Now the next trial's stop takes it
+ * as soon as the host is connected, whatever that trial's machines: here trial 3 runs on m0
+ * only, and trial 1's group on m1 (connected again: a real sshd) is stopped before it. */
+static const char *two_host_inv =
+    "{\"name\": \"r\", \"machine_types\": {\"t\": {\"bandwidth_gbps\": 10, \"devices\": ["
+    "{\"id\": \"gpu0\", \"kind\": \"gpu\"}]}},"
+    "\"machines\": [{\"name\": \"m[0-1]\", \"host\": \"192.0.2.[1-2]\", \"type\": \"t\"}]}";
+
+static Sshd back_sshd;
+static pid_t back_daemon;
+
+static void back_fini(void)
+{
+    if (back_daemon > 0 && ownkill_child(back_daemon, SIGKILL) == 0)
+        waitpid(back_daemon, NULL, 0);
+    sshd_fixture_stop(&back_sshd);
+}
+
+Test(tune_orphans, an_unreached_group_is_stopped_before_the_next_trial_once_its_host_is_back,
+     .timeout = TEST_TIMEOUT_S, .fini = back_fini)
+{
+    char mark[GROUPSTOP_MARK_CHARS + 1];
+    Error err;
+    cr_assert_eq(orphans_mark_new(mark, &err), 0, "%s", err.msg);
+    back_daemon = marked_daemon(mark, 0);
+    sshd_fixture_start(&back_sshd, "");
+    HostPool *pool = sshd_fixture_pool(&back_sshd, "m1"); /* connected: READY */
+    Cluster *c = fixture_cluster_json(two_host_inv);
+    Schedule *s = fixture_schedule(c, 10);
+    s->trial = 3;
+    s->worker[0] = s->ps[0] = 1; /* m0 only */
+    TuneJournal *tj = tune_journal_new(NULL);
+    OrphanList lost = {0};
+    cr_assert_eq(orphans_add(&lost, 1, "m1", (long)back_daemon, mark), 0);
+    lost.items[0].unreached = 1; /* an earlier stop found m1 down */
+    n_said = 0;
+    char why[256] = "untouched";
+    int rc = tune_orphans_before_trial(pool, tj, &lost, s, keep_report, NULL, why, sizeof why);
+    cr_assert_eq(rc, 0, "%s", why);
+    cr_assert_eq(lost.n, 0, "the group on m1 was left for a trial on m1");
+    cr_assert_eq(n_said, 2, "said %d lines: %s", n_said, said[0]);
+    cr_assert(strstr(said[0], "stopping 1 leftover process group of earlier trials before "
+                              "trial 3 (m1; up to "), "%s", said[0]);
+    char want[160];
+    snprintf(want, sizeof want,
+             "stopped trial 1's leftover process group %ld on m1 before trial 3",
+             (long)back_daemon);
+    cr_assert_str_eq(said[1], want);
+    cr_assert_neq(ended_status(back_daemon), -1, "the group still runs");
+    back_daemon = 0;
+    /* Taken once: the next trial's stop has nothing left to take. */
+    s->trial = 4;
+    n_said = 0;
+    cr_assert_eq(tune_orphans_before_trial(pool, tj, &lost, s, keep_report, NULL, why, sizeof why),
+                 0, "%s", why);
+    cr_assert_eq(n_said, 0);
     tune_journal_free(tj);
     hostpool_free(pool);
     schedule_free(s);
