@@ -452,9 +452,9 @@ static int first_of_host_kept(const TuneStop *st, size_t i, int kept)
  * for those out of memory left out, after the "stopping ..." line that promised a result,
  * naming its groups and what becomes of them. The kept ones (unreached: keep_for_later) are
  * tried again before the next trial once the host is connected, whatever its machines
- * (taken_before, tune_orphans_worth_trying), and in the sweep at the session's end (session_stop_leftovers,
- * the console's quit); the others by no later trial's stop: the operator is told how to stop
- * them by hand, as say_not_reached does. */
+ * (taken_before, tune_orphans_worth_trying), and in the sweep at the session's end
+ * (session_stop_leftovers, the console's quit); the others by no later trial's stop: the
+ * operator is told how to stop them by hand, as say_not_reached does. */
 static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
 {
     const Orphan *o = &st->here.items[first];
