@@ -10,9 +10,9 @@
 
 #include "cmd/hosts_slurm.h"
 #include "cmd/table_row.h"
-#include "core/base/jfield.h"
 #include "core/base/clock.h"
 #include "core/base/exitcode.h"
+#include "core/base/jfield.h"
 #include "core/base/jsonprint.h"
 #include "core/base/plural.h"
 #include "core/model/cluster.h"

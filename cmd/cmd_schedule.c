@@ -467,8 +467,8 @@ static void print_summary(const char *policy, const SchedSummary *m, int json)
     printf("policy %s: %zu job%s, average JCT %.0f s (p50 %.0f, p99 %.0f), makespan "
            "%.0f s,\nGPU utilization %.1f%%, %.2f resizes per job, %.0f GPU-s lost to "
            "resizes (%.0f more to first starts), decision %.3f ms median\n",
-           policy, m->jobs, plural_s((long long)m->jobs), m->avg_jct_s, m->p50_jct_s, m->p99_jct_s, m->makespan_s,
-           100 * m->gpu_utilization, m->resizes_per_job, m->gpu_s_lost_to_resizes,
+           policy, m->jobs, plural_s((long long)m->jobs), m->avg_jct_s, m->p50_jct_s, m->p99_jct_s,
+           m->makespan_s, 100 * m->gpu_utilization, m->resizes_per_job, m->gpu_s_lost_to_resizes,
            m->gpu_s_lost_to_starts, m->decision_ms_median);
 }
 
@@ -502,9 +502,10 @@ int cmd_schedule(int argc, char **argv)
     if (s && rc == 0 && interrupted_by) {
         SchedSummary so_far;
         sched_summary(s, &so_far);
-        fprintf(stderr, "tunedeck %s: interrupted at t=%.0f s, %zu of %zu job%s finished, no "
-                "summary%s%s\n", CMD, sched_now(s), so_far.done, so_far.jobs,
-                plural_s((long long)so_far.jobs),
+        fprintf(stderr,
+                "tunedeck %s: interrupted at t=%.0f s, %zu of %zu job%s finished, no "
+                "summary%s%s\n",
+                CMD, sched_now(s), so_far.done, so_far.jobs, plural_s((long long)so_far.jobs),
                 a.events ? "; the events so far are in " : "", a.events ? a.events : "");
         sched_free(s);
         catalogue_free(cat);
@@ -518,11 +519,13 @@ int cmd_schedule(int argc, char **argv)
     if (s && rc == 0 && !sched_finished(s)) {
         SchedSummary so_far;
         sched_summary(s, &so_far);
-        fprintf(stderr, "tunedeck %s: stopped at the simulated-time limit (t=%.0f s, at most %.0f "
-                "s): %zu of %zu job%s finished, no summary (it would be of part of the trace)%s%s\n",
-                CMD, sched_now(s), SIM_LIMIT_S, so_far.done, so_far.jobs,
-                plural_s((long long)so_far.jobs),
-                a.events ? "; the events so far are in " : "", a.events ? a.events : "");
+        fprintf(
+            stderr,
+            "tunedeck %s: stopped at the simulated-time limit (t=%.0f s, at most %.0f "
+            "s): %zu of %zu job%s finished, no summary (it would be of part of the trace)%s%s\n",
+            CMD, sched_now(s), SIM_LIMIT_S, so_far.done, so_far.jobs,
+            plural_s((long long)so_far.jobs), a.events ? "; the events so far are in " : "",
+            a.events ? a.events : "");
         rc = EXIT_FAILED;
     }
     if (s && rc == 0) {

@@ -383,8 +383,8 @@ int cmd_schedule_live(int argc, char **argv)
             printf("live: %zu machine%s, %d GPU%s, policy %s, interval %g s, time x%g, %zu "
                    "job%s\n",
                    r.cl->n_machines, plural_s((long long)r.cl->n_machines), gpus, plural_s(gpus),
-                   a.cfg.policy, a.cfg.interval_s, a.lo.time_scale > 0 ? a.lo.time_scale : 1,
-                   jobs, plural_s((long long)jobs));
+                   a.cfg.policy, a.cfg.interval_s, a.lo.time_scale > 0 ? a.lo.time_scale : 1, jobs,
+                   plural_s((long long)jobs));
             if (r.slurm)
                 printf("slurm: %zu node%s from the controller (%s), runs as batch jobs\n",
                        r.cl->n_machines, plural_s((long long)r.cl->n_machines),

@@ -280,12 +280,11 @@ static long resume_budget(Pass *p)
 }
 
 /* The fields take() reads: a line whose others are plain is skimmed, not parsed whole. */
-static const char *const READ[] = {"created",     "optimizer",  "sim",           "cluster",
-                                   "budget",      "trial",      "stopped",       "override",
-                                   "interrupted", "schedule",   "overridden",    "suggest_ms",
-                                   "prediction",  "status",     "reason",        "time_s",
-                                   "comm_s",      "iterations", "device_time_s", "machine_time_s",
-                                   "left_out",    "unreachable"};
+static const char *const READ[] = {
+    "created",       "optimizer",      "sim",         "cluster",    "budget",     "trial",
+    "stopped",       "override",       "interrupted", "schedule",   "overridden", "suggest_ms",
+    "prediction",    "status",         "reason",      "time_s",     "comm_s",     "iterations",
+    "device_time_s", "machine_time_s", "left_out",    "unreachable"};
 
 void session_summary_read(const char *path, const char *id, SessionSummary *s)
 {

@@ -296,11 +296,10 @@ static void draw_plot(const App *a, Rect box)
              * a probe): no best yet, said so, not "best - s" */
             draw_seconds(v, sizeof v, b);
             if (isfinite(b))
-                col += draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST,
-                                  "best %s s", v);
+                col +=
+                    draw_textf(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_BEST, "best %s s", v);
             else
-                col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM,
-                                 "best: none yet");
+                col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_DIM, "best: none yet");
             col += draw_text(r.y + r.h - 1, r.x + col, r.w - col, ROLE_PLOT_MEASURED, "  measured");
             col +=
                 draw_text(r.y + r.h - 1, r.x + col, r.w - col, any_pred ? ROLE_PLOT_PRED : ROLE_DIM,

@@ -36,8 +36,8 @@ static void field_label(char *out, size_t cap, char **names, size_t ncols, size_
  * quoted field ends on its line (no field of ours holds a line break: a job name is
  * printable). Stores at most max fields; returns how many there are, or -1 with err naming
  * file, line and field (names: the header's, NULL while reading it). */
-static long split(char *line, char **out, size_t max, char **names, const char *path,
-                  size_t lineno, Error *err)
+static long split(char *line, char **out, size_t max, char **names, const char *path, size_t lineno,
+                  Error *err)
 {
     size_t n = 0;
     char *r = line, *w = line, what[300];
@@ -47,8 +47,9 @@ static long split(char *line, char **out, size_t max, char **names, const char *
             for (r++;; r++) {
                 if (!*r) {
                     field_label(what, sizeof what, names, max, n);
-                    return error_set(err, "%s:%zu: %s: expected the closing quote of a quoted "
-                                          "field on its line, found the line's end",
+                    return error_set(err,
+                                     "%s:%zu: %s: expected the closing quote of a quoted "
+                                     "field on its line, found the line's end",
                                      path, lineno, what);
                 }
                 if (*r == '"' && r[1] != '"')
@@ -59,17 +60,19 @@ static long split(char *line, char **out, size_t max, char **names, const char *
             r++;
             if (*r && *r != ',') {
                 field_label(what, sizeof what, names, max, n);
-                return error_set(err, "%s:%zu: %s: expected a comma or the line's end after "
-                                      "the closing quote, found '%c'",
+                return error_set(err,
+                                 "%s:%zu: %s: expected a comma or the line's end after "
+                                 "the closing quote, found '%c'",
                                  path, lineno, what, *r);
             }
         } else {
             for (; *r && *r != ','; r++) {
                 if (*r == '"') {
                     field_label(what, sizeof what, names, max, n);
-                    return error_set(err, "%s:%zu: %s: expected a double quote only around a "
-                                          "whole field (\"a,b\", one inside it doubled: "
-                                          "\"say \"\"hi\"\"\"), found one inside it",
+                    return error_set(err,
+                                     "%s:%zu: %s: expected a double quote only around a "
+                                     "whole field (\"a,b\", one inside it doubled: "
+                                     "\"say \"\"hi\"\"\"), found one inside it",
                                      path, lineno, what);
                 }
                 *w++ = *r;
@@ -149,15 +152,17 @@ CsvTable *csvtab_parse(const char *text, const char *name, Error *err)
                     return NULL;
                 }
                 if ((size_t)n > t->ncols) { /* which field has no column */
-                    error_set(err, "%s:%zu: column %zu: expected %zu comma-separated fields (the "
-                                   "header's), found %ld",
+                    error_set(err,
+                              "%s:%zu: column %zu: expected %zu comma-separated fields (the "
+                              "header's), found %ld",
                               name, lineno, t->ncols + 1, t->ncols, n);
                     csvtab_free(t);
                     return NULL;
                 }
                 if ((size_t)n != t->ncols) {
-                    error_set(err, "%s:%zu: expected %zu comma-separated fields (the header's), "
-                                   "found %ld",
+                    error_set(err,
+                              "%s:%zu: expected %zu comma-separated fields (the header's), "
+                              "found %ld",
                               name, lineno, t->ncols, n);
                     csvtab_free(t);
                     return NULL;

@@ -22,8 +22,8 @@ typedef struct {
 #define CSVTAB_FILE_MAX_BYTES ((size_t)256 << 20)
 
 /* Reads the whole file; fails on a missing/empty file, a row with the wrong cell count, a
- * stray or unclosed quote (file, line and field), a NUL byte ("FILE:LINE: expected CSV text, found a NUL byte") or more than
- * CSVTAB_FILE_MAX_BYTES. */
+ * stray or unclosed quote (file, line and field), a NUL byte ("FILE:LINE: expected CSV text, found
+ * a NUL byte") or more than CSVTAB_FILE_MAX_BYTES. */
 CsvTable *csvtab_load(const char *path, Error *err);
 /* Parses text already in memory; `name` is used in messages. */
 CsvTable *csvtab_parse(const char *text, const char *name, Error *err);

@@ -5,9 +5,9 @@
 
 static int known(const char *name, size_t n)
 {
-    static const char *const NAMES[] = {"gpus",      "hosts",         "resume",   "master_addr",
-                                        "master_port", "nnodes",      "node_rank", "gpus_per_host",
-                                        "gpu_ids",   "hostfile",      "hostfile_text", "host_slots"};
+    static const char *const NAMES[] = {"gpus",        "hosts",    "resume",        "master_addr",
+                                        "master_port", "nnodes",   "node_rank",     "gpus_per_host",
+                                        "gpu_ids",     "hostfile", "hostfile_text", "host_slots"};
     for (size_t i = 0; i < sizeof NAMES / sizeof *NAMES; i++)
         if (strlen(NAMES[i]) == n && strncmp(NAMES[i], name, n) == 0)
             return 1;

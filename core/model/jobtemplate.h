@@ -8,8 +8,8 @@
 #include "core/base/error.h"
 
 /* Every placeholder remote/live/jobctl substitutes, as the messages list them. */
-#define JOBTEMPLATE_PLACEHOLDERS                                                            \
-    "{gpus}, {hosts}, {resume}, {master_addr}, {master_port}, {nnodes}, {node_rank}, "       \
+#define JOBTEMPLATE_PLACEHOLDERS                                                                   \
+    "{gpus}, {hosts}, {resume}, {master_addr}, {master_port}, {nnodes}, {node_rank}, "             \
     "{gpus_per_host}, {gpu_ids}, {hostfile}, {hostfile_text}, {host_slots}"
 
 /* 0 when every placeholder of t is known and stands outside quotes. */

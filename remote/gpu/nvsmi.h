@@ -5,8 +5,8 @@
  * another bracketed text in a GPU line ("[GPU is lost]", "[Unknown Error]") is refused, as is
  * a bad number, and a GPU line of more or fewer fields than the query asks for (a comma inside
  * one shifts the numbers; a short line is cut or garbled: nvidia-smi prints every field it is
- * asked for); so is a process line of other than 3 fields. Processes join GPUs on UUID: indices can differ between the two queries
- * (CUDA_VISIBLE_DEVICES, MIG). */
+ * asked for); so is a process line of other than 3 fields. Processes join GPUs on UUID: indices can
+ * differ between the two queries (CUDA_VISIBLE_DEVICES, MIG). */
 #ifndef TUNEDECK_NVSMI_H
 #define TUNEDECK_NVSMI_H
 

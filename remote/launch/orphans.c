@@ -56,16 +56,16 @@ void orphans_clear(OrphanList *l)
  * journal reaches the shell as text. */
 char *orphans_stop_command(const OrphanList *l, const char *machine)
 {
-    static const char head[] =
-        GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; " GROUPSTOP_OURS_SH
-        "; for gt in";
+    static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH
+                                                 "; " GROUPSTOP_OURS_SH "; for gt in";
     /* left: the group (while it is the launch's) or a marked process still runs; `marked` is
      * asked again only when what was seen is gone (a process forked on its way out). still:
      * the group is still the launch's (GROUPSTOP_OURS_SH, on a fresh look for its mark, or for
      * TUNEDECK_TRIAL=t where it has none): its TERM may have ended it, and its number be
      * another's by the KILL 2 s later; the wait is not the foreign group's either. The URG
      * before the group's TERM, only to a group found to be the launch's, tells its wrapping
-     * shell, if it still runs, that this is a stop (groupstop.h): it leaves the stop to this one. */
+     * shell, if it still runs, that this is a stop (groupstop.h): it leaves the stop to this one.
+     */
     static const char body[] =
         "; do g=${gt%%:*}; m=${gt##*:}; t=${gt#*:}; t=${t%%:*}; "
         "if [ \"$m\" = - ]; then carrying \"TUNEDECK_TRIAL=$t\"; else marked \"$m\"; fi; "

@@ -84,7 +84,7 @@ void tuner_prepare(Tuner *t)
     TrialRecord *rec = &t->trials[t->n_trials - 1];
     /* Room for "not launched: " before it in the trial's reason: a verdict that filled the
      * buffer (every group a stop left running) lost its last words, how to go on. */
-    char why[sizeof ((Observation *)0)->reason - (sizeof "not launched: " - 1)];
+    char why[sizeof((Observation *)0)->reason - (sizeof "not launched: " - 1)];
     int ready =
         t->cfg.before_launch
             ? t->cfg.before_launch(t->cfg.userdata, rec->suggestion.schedule, why, sizeof why)

@@ -201,8 +201,8 @@ int schedlive_sync_nodes(SchedLive *l)
         schedlive_log(l,
                       "and %d more node%s held GPUs changed: other users' jobs hold %d GPU%s "
                       "on %d node%s now",
-                      changed - HOLDS_SAID, plural_of(changed - HOLDS_SAID, "'s", "s'"),
-                      held_gpus, plural_s(held_gpus), held_nodes, plural_s(held_nodes));
+                      changed - HOLDS_SAID, plural_of(changed - HOLDS_SAID, "'s", "s'"), held_gpus,
+                      plural_s(held_gpus), held_nodes, plural_s(held_nodes));
     return 1;
 }
 

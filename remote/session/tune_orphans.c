@@ -287,7 +287,8 @@ int tune_orphans_verdict(const OrphanList *tried, int trial, const char *session
              "was not launched",
              id, trial);
     int head = snprintf(why, cap, "%zu leftover process groups still run: ", running);
-    size_t len = head > 0 && (size_t)head < cap ? (size_t)head : 0, shown = 0, tail_len = strlen(tail);
+    size_t len = head > 0 && (size_t)head < cap ? (size_t)head : 0, shown = 0,
+           tail_len = strlen(tail);
     for (size_t i = first; i < tried->n && len; i++) {
         const Orphan *g = &tried->items[i];
         if (!orphans_still_running(g))

@@ -82,7 +82,8 @@ static size_t say_socket(char *out, size_t cap, const char *sock, int connect_er
  * commands tunedeck did not run again, and the words say so. */
 static void say_uncertain(const AuthAgent *a, char *out, size_t cap)
 {
-    size_t used = (size_t)snprintf(out, cap, "no agent key was accepted, if an agent was asked: libssh asked ");
+    size_t used = (size_t)snprintf(
+        out, cap, "no agent key was accepted, if an agent was asked: libssh asked ");
     for (size_t i = 0; i < a->n_maybe && used < cap; i++) {
         const AuthMaybe *m = &a->maybe[i];
         used += say_socket(out + used, cap - used, maybe_socket(a, m), m->connect_errno);
@@ -106,12 +107,11 @@ static void say_nor(const AuthAgent *a, char *out, size_t cap)
         if (!m->sock && !a->config_sock)
             continue; /* the same socket as the one already said */
         if (!m->sock)
-            used += (size_t)snprintf(out + used, cap - used,
-                                     "; nor at SSH_AUTH_SOCK (%s, as IdentityAgent at %s, "
-                                     "under Match exec, leaves it)",
-                                     sock ? (sock[0] ? strerror(m->connect_errno) : "empty")
-                                          : "unset",
-                                     m->where);
+            used += (size_t)snprintf(
+                out + used, cap - used,
+                "; nor at SSH_AUTH_SOCK (%s, as IdentityAgent at %s, "
+                "under Match exec, leaves it)",
+                sock ? (sock[0] ? strerror(m->connect_errno) : "empty") : "unset", m->where);
         else
             used += (size_t)snprintf(out + used, cap - used,
                                      "; nor at %s (IdentityAgent at %s, under Match exec): %s",

@@ -9,7 +9,7 @@
 #include "remote/ssh/sshconfig.h"
 
 /* sun_path's size: a longer socket path is cut by libssh (authwords_connect_errno). */
-#define AUTHWORDS_SUN_PATH (sizeof ((struct sockaddr_un *)0)->sun_path)
+#define AUTHWORDS_SUN_PATH (sizeof((struct sockaddr_un *)0)->sun_path)
 
 /* The agent libssh 0.10.6 asked for keys (agent.c: the ssh config's IdentityAgent socket,
  * else $SSH_AUTH_SOCK's, connected at the first ask; none when that is unset or empty, or the
@@ -24,8 +24,8 @@ typedef struct {
 } AuthMaybe;
 
 typedef struct {
-    int config_unknown;       /* which socket libssh asked cannot be told (the agent counts as
-                               * asked) */
+    int config_unknown; /* which socket libssh asked cannot be told (the agent counts as
+                         * asked) */
     /* The Match exec lines before config_sock's, in order: libssh asked the first whose
      * command succeeded, else authwords_socket's. The agent counts as asked when every one
      * of these sockets answers, as not asked when none does; else the words say which

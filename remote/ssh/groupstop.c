@@ -53,8 +53,8 @@ char *groupstop_command(long pgid, const char *mark, int ended)
      * have forked on its way out: `marked` is asked again before the stop counts as done,
      * and twice after the KILL. The shell functions hold '%': they are put in as text, never
      * as a format. */
-    static const char head[] = GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH
-                                "; " GROUPSTOP_OURS_SH "; ";
+    static const char head[] =
+        GROUPSTOP_LIVE_SH "; " GROUPSTOP_MARKED_SH "; " GROUPSTOP_UP_SH "; " GROUPSTOP_OURS_SH "; ";
     /* og: group g is still the launch's (GROUPSTOP_OURS_SH: a marked process in it, pid g a
      * zombie or absent), or nothing tells (no mark): as before. */
     static const char ours[] = "og=; { [ \"$m\" = - ] || ours $g $k; } && og=1; ";

@@ -90,9 +90,9 @@ int groupstop_mark_ok(const char *mark);
  * its number: groupstop_command, groupstop_kill_command, jobctl_signal_text and the orphan
  * stop (orphans.c); where there is no mark to look for (none given, or "-") the caller does not
  * ask it (nothing tells), as before. Builtins only; its variables start with o. */
-#define GROUPSTOP_OURS_SH                                                                        \
-    "ours() { [ -r /proc/self/stat ] || return 0; ou=$1; shift; os=; read -r os 2>/dev/null "  \
-    "</proc/$ou/stat; os=${os##*) }; case $os in \"\"|Z*|X*) return 0 ;; esac; for oq in "       \
+#define GROUPSTOP_OURS_SH                                                                          \
+    "ours() { [ -r /proc/self/stat ] || return 0; ou=$1; shift; os=; read -r os 2>/dev/null "      \
+    "</proc/$ou/stat; os=${os##*) }; case $os in \"\"|Z*|X*) return 0 ;; esac; for oq in "         \
     "\"$@\"; do os=; read -r os 2>/dev/null </proc/$oq/stat; os=${os##*) }; set -- $os; "          \
     "[ \"$3\" = \"$ou\" ] && return 0; done; return 1; }"
 

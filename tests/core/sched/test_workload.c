@@ -115,9 +115,10 @@ Test(workload, a_column_it_does_not_read_is_refused_by_name)
     SchedJobSpec *s;
     size_t n;
     Error e;
-    cr_assert_eq(workload_parse("time,name,batch_size,num_replicas,application\n0,a,128,1,cifar10\n",
-                                "w.csv", cat, &s, &n, &e),
-                 0, "%s", e.msg);
+    cr_assert_eq(
+        workload_parse("time,name,batch_size,num_replicas,application\n0,a,128,1,cifar10\n",
+                       "w.csv", cat, &s, &n, &e),
+        0, "%s", e.msg);
     cr_assert_str_eq(s[0].name, "a");
     workload_free(s, n);
 }
@@ -140,11 +141,11 @@ Test(workload, quoted_fields_are_read_as_rfc_4180)
     cr_assert_str_eq(s[2].name, "say \"hi\"");
     workload_free(s, n);
     reject(HEADER "a\"b,0,cifar10,1,128\n", "w.csv:2: field 'name': expected a double quote only "
-                                           "around a whole field");
+                                            "around a whole field");
     reject(HEADER "a,0,cifar10,1,\"128\n", "w.csv:2: field 'batch_size': expected the closing "
-                                          "quote of a quoted field on its line");
+                                           "quote of a quoted field on its line");
     reject(HEADER "\"a\"b,0,cifar10,1,128\n", "w.csv:2: field 'name': expected a comma or the "
-                                             "line's end after the closing quote, found 'b'");
+                                              "line's end after the closing quote, found 'b'");
 }
 
 /* A row with a field more than the header: which column has no name. */

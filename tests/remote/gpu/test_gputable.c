@@ -206,8 +206,7 @@ Test(gputable, lines_naming_no_gpu_whose_texts_change_stay_as_many_as_the_last_p
             continue; /* the GPUs that named themselves are kept until a period ends */
         cr_assert_eq(t->n, 2, "period %d: %zu GPUs listed of 2 lines", period, t->n);
         cr_assert(strstr(g[0].error, first) && strstr(g[1].error, second),
-                  "period %d: '%s', '%s' are not the latest lines", period, g[0].error,
-                  g[1].error);
+                  "period %d: '%s', '%s' are not the latest lines", period, g[0].error, g[1].error);
     }
     cr_assert_eq(gputable_readable(t), 0);
     /* A new -lms process may list another count: the last one's bounds none of its periods. */

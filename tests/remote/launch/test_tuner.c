@@ -367,7 +367,8 @@ static int refuse_at_length(void *ud, const Schedule *s, char *why, size_t cap)
 {
     (void)ud, (void)s;
     memset(why, 'x', cap - 1);
-    memcpy(why + cap - 1 - strlen("then --resume ID"), "then --resume ID", strlen("then --resume ID"));
+    memcpy(why + cap - 1 - strlen("then --resume ID"), "then --resume ID",
+           strlen("then --resume ID"));
     why[cap - 1] = 0;
     return -1;
 }

@@ -143,9 +143,11 @@ Test(tune_orphans, a_long_verdict_names_whole_groups_then_how_many_more)
     for (;;) {
         int trial;
         long pgid;
-        cr_assert(sscanf(p, "trial %d's %ld on a-rather-long-host-name.example.org (kill not "
-                            "permitted)%n",
-                         &trial, &pgid, &used) == 2 && used > 0,
+        cr_assert(sscanf(p,
+                         "trial %d's %ld on a-rather-long-host-name.example.org (kill not "
+                         "permitted)%n",
+                         &trial, &pgid, &used) == 2 &&
+                      used > 0,
                   "not a whole group at '%s': %s", p, why);
         cr_assert(trial == 2 && pgid == 100000 + listed, "%s", why);
         listed++;
@@ -390,8 +392,7 @@ Test(tune_orphans, a_sweep_out_of_memory_reports_each_group_not_stopped_out_of_m
  * rest fail. */
 static int adds_left = -1;
 
-int __real_orphans_add(OrphanList *l, int trial, const char *machine, long pgid,
-                       const char *mark);
+int __real_orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark);
 int __wrap_orphans_add(OrphanList *l, int trial, const char *machine, long pgid, const char *mark)
 {
     if (adds_left == 0)
@@ -413,8 +414,7 @@ Test(tune_orphans, an_unanswered_group_that_could_not_be_kept_is_said_to_need_st
     cr_assert_eq(orphans_add(&lost, 1, "m0", 101, NULL), 0);
     n_said = 0;
     TuneStop *st = NULL;
-    cr_assert_eq(tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL,
-                                                 &st),
+    cr_assert_eq(tune_orphans_before_trial_begin(h.pool, h.tj, &lost, h.s, keep_report, NULL, &st),
                  0);
     cr_assert_not_null(st);
     cr_assert(tune_stop_settled(st, tune_stop_deadline(st)));
@@ -781,10 +781,10 @@ Test(tune_orphans, an_unreached_group_is_stopped_before_the_next_trial_once_its_
     cr_assert_eq(lost.n, 0, "the group on m1 was left for a trial on m1");
     cr_assert_eq(n_said, 2, "said %d lines: %s", n_said, said[0]);
     cr_assert(strstr(said[0], "stopping 1 leftover process group of earlier trials before "
-                              "trial 3 (m1; up to "), "%s", said[0]);
+                              "trial 3 (m1; up to "),
+              "%s", said[0]);
     char want[160];
-    snprintf(want, sizeof want,
-             "stopped trial 1's leftover process group %ld on m1 before trial 3",
+    snprintf(want, sizeof want, "stopped trial 1's leftover process group %ld on m1 before trial 3",
              (long)back_daemon);
     cr_assert_str_eq(said[1], want);
     cr_assert_neq(ended_status(back_daemon), -1, "the group still runs");
