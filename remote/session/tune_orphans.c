@@ -449,6 +449,34 @@ static int first_of_host_kept(const TuneStop *st, size_t i, int kept)
     return 1;
 }
 
+/* What becomes of n groups a stop did not reach on o's host, the end of the line that says
+ * so: kept, tried again (keep_for_later, taken_before); not kept (out of memory for the kept
+ * list) or on a host the pool has not, stopped by hand. One sentence for every such line. */
+typedef enum { NEXT_KEPT, NEXT_NOT_KEPT, NEXT_NO_HOST } NextStop;
+enum { NEXT_MAX = sizeof ((Orphan *)0)->machine * 2 + 160 };
+
+static void say_next(char *out, size_t cap, const Orphan *o, size_t n, NextStop next)
+{
+    const char *it = n == 1 ? "it" : "them";
+    char by_hand[sizeof o->machine + 64];
+    if (n == 1)
+        snprintf(by_hand, sizeof by_hand, "stop it by hand (kill -KILL -- -%ld on %s)", o->pgid,
+                 o->machine);
+    else
+        snprintf(by_hand, sizeof by_hand,
+                 "stop them by hand (kill -KILL -- -PGID on %s, for each)", o->machine);
+    if (next == NEXT_KEPT)
+        snprintf(out, cap,
+                 "%s tried again before the next trial after %s is connected again, and at the "
+                 "session's end",
+                 n == 1 ? "is" : "are", o->machine);
+    else if (next == NEXT_NOT_KEPT)
+        snprintf(out, cap, "no later trial's stop tries %s (out of memory to keep %s): %s", it,
+                 it, by_hand);
+    else
+        snprintf(out, cap, "no later stop can reach %s: %s", o->machine, by_hand);
+}
+
 /* Before a trial, a host that did not answer: one line for its groups that were kept, one
  * for those out of memory left out, after the "stopping ..." line that promised a result,
  * naming its groups and what becomes of them. The kept ones (unreached: keep_for_later) are
@@ -480,22 +508,8 @@ static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
     }
     if (listed < n)
         snprintf(groups + used, sizeof groups - used, ", and %zu more", n - listed);
-    char next[sizeof o->machine * 2 + 160];
-    if (kept)
-        snprintf(next, sizeof next,
-                 "%s tried again before the next trial after %s is connected again, and "
-                 "at the session's end",
-                 n == 1 ? "is" : "are", o->machine);
-    else if (n == 1)
-        snprintf(next, sizeof next,
-                 "no later trial's stop tries it (out of memory to keep it): stop it by hand "
-                 "(kill -KILL -- -%ld on %s)",
-                 o->pgid, o->machine);
-    else
-        snprintf(next, sizeof next,
-                 "no later trial's stop tries them (out of memory to keep them): stop them by "
-                 "hand (kill -KILL -- -PGID on %s, for each)",
-                 o->machine);
+    char next[NEXT_MAX];
+    say_next(next, sizeof next, o, n, kept ? NEXT_KEPT : NEXT_NOT_KEPT);
     /* two machine names, the reason, the groups and what comes next: room for all of them at
      * their longest */
     char line[sizeof o->machine * 2 + sizeof o->result + sizeof groups + sizeof next + 256];
@@ -521,25 +535,15 @@ static void say_unanswered_host(const TuneStop *st, size_t first, int kept)
 static void say_not_reached(const TuneStop *st, const Orphan *o, int kept)
 {
     const char *said = said_of(o);
-    char next[sizeof o->machine * 2 + 160];
-    if (!st->pool || hostpool_find(st->pool, o->machine) < 0)
-        snprintf(next, sizeof next,
-                 "it may still run, and no later stop can reach %s: stop it by hand (kill -KILL "
-                 "-- -%ld on %s)",
-                 o->machine, o->pgid, o->machine);
-    else if (!kept)
-        snprintf(next, sizeof next,
-                 "it may still run, and no later trial's stop tries it: stop it by hand (kill "
-                 "-KILL -- -%ld on %s)",
-                 o->pgid, o->machine);
-    else
-        snprintf(next, sizeof next,
-                 "it may still run, and is tried again before the next trial after %s is "
-                 "connected again, and at the session's end",
-                 o->machine);
+    char next[NEXT_MAX];
+    say_next(next, sizeof next, o, 1,
+             !st->pool || hostpool_find(st->pool, o->machine) < 0 ? NEXT_NO_HOST
+             : kept                                                ? NEXT_KEPT
+                                                                   : NEXT_NOT_KEPT);
     char line[sizeof o->machine + sizeof o->result + sizeof next + 128];
     snprintf(line, sizeof line,
-             "trial %d's leftover process group %ld on %s was not stopped before trial %d (%s); %s",
+             "trial %d's leftover process group %ld on %s was not stopped before trial %d (%s); "
+             "it may still run, and %s",
              o->trial, o->pgid, o->machine, st->trial, said, next);
     st->report(st->userdata, line);
 }
