@@ -312,15 +312,22 @@ int cmd_hosts(int argc, char **argv)
                                      sizeof gpu_errors);
             /* A host's messages (its disconnect text, nvidia-smi's output) are outside
              * text: never a terminal's controls. */
-            char name[256], host[512], gpu[128], note[2048];
+            char name[256], host[512], gpu[128];
             termsafe(name, sizeof name, cJSON_GetObjectItem(h, "name")->valuestring);
             termsafe(host, sizeof host, cJSON_GetObjectItem(h, "host")->valuestring);
             termsafe(gpu, sizeof gpu, gpus);
-            termsafe(note, sizeof note,
-                     le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
+            /* Whole: a failed login's last words (what was denied, the fix) come after the
+             * agent's, which may be long. A byte grows to 4 at most ("\xHH"). */
+            const char *said = le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring;
+            size_t note_cap = strlen(said) * 4 + 1;
+            char *note = malloc(note_cap);
+            if (note)
+                termsafe(note, note_cap, said);
             table_row(stdout, "%-16s %-18s %-6s %9s %-9s %-12s %s", name, host,
                       cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
-                      cJSON_GetObjectItem(h, "host_key")->valuestring, gpu, note);
+                      cJSON_GetObjectItem(h, "host_key")->valuestring, gpu,
+                      note ? note : "(out of memory)");
+            free(note);
         }
         cJSON_Delete(arr);
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/midcut.h"
 #include "remote/session/session_priv.h"
 
 /* Whether machine m's host is down refused: refused again at every attempt until a file is
@@ -71,7 +72,7 @@ int session_machine_usable(void *userdata, size_t machine, char *why, size_t cap
     if (!host_refused(s, machine, &hi))
         return 1;
     say_refused(s, machine, &hi);
-    snprintf(why, cap, "%s", hi.last_error);
+    midcut(why, cap, hi.last_error); /* its end says what was refused and the fix */
     return 0;
 }
 

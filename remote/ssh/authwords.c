@@ -2,6 +2,7 @@
 #include "remote/ssh/authwords.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -29,14 +30,30 @@ int authwords_connect_errno(const char *path)
     return why;
 }
 
-/* " (libssh connects to its first N bytes, CUT)" for a path libssh cuts, else "". */
-static const char *cut_words(const char *path, char *out, size_t cap)
+/* The words being written: cut to cap, but `used` counts them all, so that a caller given
+ * too little room learns how much the whole message needs (authwords.h). */
+typedef struct {
+    char *out;
+    size_t cap, used;
+} Words;
+
+__attribute__((format(printf, 2, 3))) static void say(Words *w, const char *fmt, ...)
 {
-    out[0] = 0;
+    char *at = w->used < w->cap ? w->out + w->used : NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(at, at ? w->cap - w->used : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        w->used += (size_t)n;
+}
+
+/* " (libssh connects to its first N bytes, CUT)" for a path libssh cuts. */
+static void say_cut(Words *w, const char *path)
+{
     if (path && strlen(path) >= AUTHWORDS_SUN_PATH)
-        snprintf(out, cap, " (libssh connects to its first %zu bytes, %.*s)",
-                 AUTHWORDS_SUN_PATH - 1, (int)(AUTHWORDS_SUN_PATH - 1), path);
-    return out;
+        say(w, " (libssh connects to its first %zu bytes, %.*s)", AUTHWORDS_SUN_PATH - 1,
+            (int)(AUTHWORDS_SUN_PATH - 1), path);
 }
 
 static int answers(const char *sock, int connect_errno)
@@ -69,91 +86,141 @@ static int agent_asked(const AuthAgent *a)
 
 /* One socket libssh may have asked, and whether it answers: "PATH (answers)", "PATH (does not
  * answer: WHY)", "no socket (SSH_AUTH_SOCK unset)". */
-static size_t say_socket(char *out, size_t cap, const char *sock, int connect_errno)
+static void say_socket(Words *w, const char *sock, int connect_errno)
 {
     if (!sock || !sock[0])
-        return (size_t)snprintf(out, cap, "no socket (SSH_AUTH_SOCK %s)", sock ? "empty" : "unset");
-    if (connect_errno == 0)
-        return (size_t)snprintf(out, cap, "%s (answers)", sock);
-    return (size_t)snprintf(out, cap, "%s (does not answer: %s)", sock, strerror(connect_errno));
+        say(w, "no socket (SSH_AUTH_SOCK %s)", sock ? "empty" : "unset");
+    else if (connect_errno == 0)
+        say(w, "%s (answers)", sock);
+    else
+        say(w, "%s (does not answer: %s)", sock, strerror(connect_errno));
+}
+
+/* A block made uncertain by a Match exec command alone (or one whose reason is not known). */
+static int by_exec_alone(const AuthMaybe *m)
+{
+    return !m->cond || m->cond->why == SSHMATCH_BY_EXEC;
+}
+
+/* What the block of a maybe line hangs on (sshconfig.h's SshconfigMaybe), after `its`: "its
+ * Host line at B hangs on whether the HostName at Y took effect", "its Match line at B hangs on its exec
+ * command and on which user the User line at Y left". */
+static void say_hangs_on(Words *w, const char *its, const SshconfigMaybe *c)
+{
+    say(w, "%s %s line at %s hangs on ", its, c->match ? "Match" : "Host", c->block);
+    const char *sep = "";
+    if (c->why & SSHMATCH_BY_EXEC) {
+        say(w, "its exec command");
+        sep = " and on ";
+    }
+    if (c->why & SSHMATCH_BY_HOST) {
+        say(w, "%swhether the HostName at %s took effect", sep, c->hostname);
+        sep = " and on ";
+    }
+    if (c->why & SSHMATCH_BY_USER)
+        say(w, "%swhich user the User line at %s left", sep, c->user);
 }
 
 /* Some of the sockets libssh may have asked answer, some do not: which was asked hangs on
- * commands tunedeck did not run again, and the words say so. */
-static void say_uncertain(const AuthAgent *a, char *out, size_t cap)
+ * what tunedeck cannot tell (a command it did not run again, a host or user that hangs on
+ * one), and the words say so. */
+static void say_uncertain(const AuthAgent *a, Words *w)
 {
-    size_t used = (size_t)snprintf(
-        out, cap, "no agent key was accepted, if an agent was asked: libssh asked ");
-    for (size_t i = 0; i < a->n_maybe && used < cap; i++) {
+    say(w, "no agent key was accepted, if an agent was asked: libssh asked ");
+    for (size_t i = 0; i < a->n_maybe; i++) {
         const AuthMaybe *m = &a->maybe[i];
-        used += say_socket(out + used, cap - used, maybe_socket(a, m), m->connect_errno);
-        if (used < cap)
-            used += (size_t)snprintf(out + used, cap - used,
-                                     " if the Match exec command of IdentityAgent at %s "
-                                     "succeeded, else ",
-                                     m->where);
+        say_socket(w, maybe_socket(a, m), m->connect_errno);
+        if (by_exec_alone(m))
+            say(w, " if the Match exec command of IdentityAgent at %s succeeded, else ",
+                m->where);
+        else {
+            say(w, " if IdentityAgent at %s applied (", m->where);
+            say_hangs_on(w, "its", m->cond);
+            say(w, "), else ");
+        }
     }
-    if (used < cap)
-        say_socket(out + used, cap - used, authwords_socket(a), a->connect_errno);
+    say_socket(w, authwords_socket(a), a->connect_errno);
+}
+
+/* Why a maybe line may not apply, inside parentheses after its place: "under Match exec", or
+ * "whose Host line at B hangs on ...". */
+static void say_under(Words *w, const AuthMaybe *m)
+{
+    if (by_exec_alone(m)) {
+        say(w, "under Match exec");
+        return;
+    }
+    say_hangs_on(w, "whose", m->cond);
 }
 
 /* The Match exec lines' sockets, none of which answers either: "; nor at ..." each. */
-static void say_nor(const AuthAgent *a, char *out, size_t cap)
+static void say_nor(const AuthAgent *a, Words *w)
 {
-    size_t used = strlen(out);
-    for (size_t i = 0; i < a->n_maybe && used < cap; i++) {
+    for (size_t i = 0; i < a->n_maybe; i++) {
         const AuthMaybe *m = &a->maybe[i];
         const char *sock = maybe_socket(a, m);
         if (!m->sock && !a->config_sock)
             continue; /* the same socket as the one already said */
-        if (!m->sock)
-            used += (size_t)snprintf(
-                out + used, cap - used,
-                "; nor at SSH_AUTH_SOCK (%s, as IdentityAgent at %s, "
-                "under Match exec, leaves it)",
+        if (!m->sock) {
+            say(w, "; nor at SSH_AUTH_SOCK (%s, as IdentityAgent at %s, ",
                 sock ? (sock[0] ? strerror(m->connect_errno) : "empty") : "unset", m->where);
-        else
-            used += (size_t)snprintf(out + used, cap - used,
-                                     "; nor at %s (IdentityAgent at %s, under Match exec): %s",
-                                     sock, m->where, strerror(m->connect_errno));
+            say_under(w, m);
+            say(w, ", leaves it)");
+        } else {
+            say(w, "; nor at %s (IdentityAgent at %s, ", sock, m->where);
+            say_under(w, m);
+            say(w, "): %s", strerror(m->connect_errno));
+        }
     }
 }
 
-void authwords_agent(const AuthAgent *a, char *out, size_t cap)
+static void agent_words(const AuthAgent *a, Words *w)
 {
-    char cut[AUTHWORDS_SUN_PATH + 64];
     size_t of, k = answering(a, &of);
     if (agent_asked(a))
-        snprintf(out, cap, "no agent key was accepted");
+        say(w, "no agent key was accepted");
     else if (k)
-        say_uncertain(a, out, cap);
+        say_uncertain(a, w);
     else if (a->config_sock && strcmp(a->config_sock, "none") == 0)
-        snprintf(out, cap, "the agent is turned off (IdentityAgent none at %s)", a->config_where);
-    else if (a->config_sock)
+        say(w, "the agent is turned off (IdentityAgent none at %s)", a->config_where);
+    else if (a->config_sock) {
         /* ssh reads the value SSH_AUTH_SOCK as that variable; libssh 0.10.6 does not */
-        snprintf(out, cap, "no agent answers at %s%s (from IdentityAgent at %s): %s%s",
-                 a->config_sock, cut_words(a->config_sock, cut, sizeof cut), a->config_where,
-                 strerror(a->connect_errno),
-                 strcmp(a->config_sock, "SSH_AUTH_SOCK") == 0
-                     ? " (libssh reads it as a file name, not as the variable)"
-                     : "");
-    else if (!a->auth_sock || !a->auth_sock[0])
-        snprintf(out, cap, "no agent is running (SSH_AUTH_SOCK %s)",
-                 a->auth_sock ? "empty" : "unset");
-    else
-        snprintf(out, cap, "no agent answers at SSH_AUTH_SOCK (%s%s: %s)", a->auth_sock,
-                 cut_words(a->auth_sock, cut, sizeof cut), strerror(a->connect_errno));
+        say(w, "no agent answers at %s", a->config_sock);
+        say_cut(w, a->config_sock);
+        say(w, " (from IdentityAgent at %s): %s%s", a->config_where, strerror(a->connect_errno),
+            strcmp(a->config_sock, "SSH_AUTH_SOCK") == 0
+                ? " (libssh reads it as a file name, not as the variable)"
+                : "");
+    } else if (!a->auth_sock || !a->auth_sock[0])
+        say(w, "no agent is running (SSH_AUTH_SOCK %s)", a->auth_sock ? "empty" : "unset");
+    else {
+        say(w, "no agent answers at SSH_AUTH_SOCK (%s", a->auth_sock);
+        say_cut(w, a->auth_sock);
+        say(w, ": %s)", strerror(a->connect_errno));
+    }
     if (!agent_asked(a) && !k)
-        say_nor(a, out, cap);
+        say_nor(a, w);
 }
 
-void authwords_none_accepted(const AuthAgent *a, char *out, size_t cap)
+size_t authwords_agent(const AuthAgent *a, char *out, size_t cap)
 {
-    if (agent_asked(a)) {
-        snprintf(out, cap, "no agent key or identity file was accepted");
-        return;
+    Words w = {out, cap, 0};
+    if (cap)
+        out[0] = 0;
+    agent_words(a, &w);
+    return w.used;
+}
+
+size_t authwords_none_accepted(const AuthAgent *a, char *out, size_t cap)
+{
+    Words w = {out, cap, 0};
+    if (cap)
+        out[0] = 0;
+    if (agent_asked(a))
+        say(&w, "no agent key or identity file was accepted");
+    else {
+        agent_words(a, &w);
+        say(&w, " and no identity file was accepted");
     }
-    char agent[1200];
-    authwords_agent(a, agent, sizeof agent);
-    snprintf(out, cap, "%s and no identity file was accepted", agent);
+    return w.used;
 }

@@ -15,12 +15,14 @@
  * else $SSH_AUTH_SOCK's, connected at the first ask; none when that is unset or empty, or the
  * connect fails). libssh reads every IdentityAgent value as a socket path: "none" turns the
  * agent off only because no socket is named so (a connect to ./none that fails). */
-/* An IdentityAgent line under a `Match exec` block: libssh ran the command while it parsed
- * and took the line only if it succeeded; tunedeck does not run it again. */
+/* An IdentityAgent line under a block that may or may not apply (sshmatch.h's MAYBE): a
+ * `Match exec` block, whose command libssh ran while it parsed (tunedeck does not run it
+ * again), or a Host or Match block that hangs on a HostName or User line under such a block. */
 typedef struct {
     const char *sock;  /* the socket it names, NULL when it leaves $SSH_AUTH_SOCK's */
     const char *where; /* its config:line */
     int connect_errno; /* the connect to sock (auth_sock when NULL): 0 when it took one */
+    const SshconfigMaybe *cond; /* what its block hangs on; NULL: its Match exec command */
 } AuthMaybe;
 
 typedef struct {
@@ -57,11 +59,19 @@ int authwords_connect_errno(const char *path);
  * under Match exec whose sockets do not answer either, "; nor at PATH (IdentityAgent at
  * CONFIG:LINE, under Match exec): WHY" follows, one each; when some answer and some do not,
  * "no agent key was accepted, if an agent was asked: libssh asked PATH (answers) if the Match
- * exec command of IdentityAgent at CONFIG:LINE succeeded, else ... (does not answer: WHY)". */
-void authwords_agent(const AuthAgent *a, char *out, size_t cap);
+ * exec command of IdentityAgent at CONFIG:LINE succeeded, else ... (does not answer: WHY)".
+ * A line whose block hangs on something else says that instead of "under Match exec" ("whose
+ * Host line at CONFIG:LINE hangs on whether the HostName at CONFIG:LINE took effect") and of
+ * the exec words ("if IdentityAgent at CONFIG:LINE applied (its Match line at CONFIG:LINE
+ * hangs on which user the User line at CONFIG:LINE left)").
+ * Like snprintf: writes at most cap bytes, always ended, and returns the length of the whole
+ * words, which may be more (a config names many sockets, each with a long path): a caller
+ * that must show them whole asks with cap 0 (out may be NULL) and gives that length + 1. */
+size_t authwords_agent(const AuthAgent *a, char *out, size_t cap);
 
 /* The agent and the key files together: "no agent key or identity file was accepted" when an
- * agent was asked, else authwords_agent's words and "and no identity file was accepted". */
-void authwords_none_accepted(const AuthAgent *a, char *out, size_t cap);
+ * agent was asked, else authwords_agent's words and "and no identity file was accepted".
+ * Returns the whole length, as authwords_agent. */
+size_t authwords_none_accepted(const AuthAgent *a, char *out, size_t cap);
 
 #endif

@@ -150,13 +150,14 @@ static int auth_without_open_defaults(Host *h)
  * its own) that exist and cannot be read, with why, as "; the identity F cannot be read: W":
  * libssh skips them without a word, and a login that then fails said only "denied" (a key
  * made with sudo, root's, in the operator's ~/.ssh). ssh names each ("Load key"). Empty when
- * none. */
-static void unreadable_keys(const Host *h, char *out, size_t cap)
+ * none. Returns the whole length, as snprintf: cap 0 asks for it. */
+static size_t unreadable_keys(const Host *h, char *out, size_t cap)
 {
     size_t used = 0;
-    out[0] = 0;
+    if (cap)
+        out[0] = 0;
     if (h->ident_key)
-        return; /* the only key offered, and it was read */
+        return 0; /* the only key offered, and it was read */
     for (int i = 0;; i++) {
         char buf[1100];
         int default_i;
@@ -165,11 +166,40 @@ static void unreadable_keys(const Host *h, char *out, size_t cap)
             break;
         if (path == h->conf.identity || (default_i >= 0 && (h->open_defaults & (1u << default_i))))
             continue; /* said on its own, or in the warning */
-        if (access(path, R_OK) == 0 || errno == ENOENT || used >= cap)
+        if (access(path, R_OK) == 0 || errno == ENOENT)
             continue;
-        used += (size_t)snprintf(out + used, cap - used, "; the identity %s cannot be read: %s",
-                                 path, strerror(errno));
+        int n = snprintf(used < cap ? out + used : NULL, used < cap ? cap - used : 0,
+                         "; the identity %s cannot be read: %s", path, strerror(errno));
+        used += n > 0 ? (size_t)n : 0;
     }
+    return used;
+}
+
+/* `words`' text whole, in a buffer of its own (free it), however long: the words that follow
+ * it in a failed login's message must not be pushed out. "" when memory runs out. */
+typedef size_t (*WordsFn)(const void *of, char *out, size_t cap);
+static char *whole(WordsFn words, const void *of)
+{
+    size_t n = words(of, NULL, 0) + 1;
+    char *out = malloc(n);
+    if (out)
+        words(of, out, n);
+    return out;
+}
+
+static size_t none_accepted(const void *a, char *out, size_t cap)
+{
+    return authwords_none_accepted(a, out, cap);
+}
+
+static size_t agent_alone(const void *a, char *out, size_t cap)
+{
+    return authwords_agent(a, out, cap);
+}
+
+static size_t unreadable(const void *h, char *out, size_t cap)
+{
+    return unreadable_keys(h, out, cap);
 }
 
 /* The agent as libssh found it (authwords.h): the ssh config's IdentityAgent socket, else
@@ -189,6 +219,7 @@ static void agent_now(const Host *h, AuthAgent *a)
         AuthMaybe *am = &a->maybe[a->n_maybe++];
         am->sock = m->file[0] ? m->file : NULL;
         am->where = m->where;
+        am->cond = &h->cfg.agent_maybe_if[i];
         const char *sock = am->sock ? am->sock : a->auth_sock;
         if (!a->config_unknown && sock && sock[0])
             am->connect_errno = authwords_connect_errno(sock);
@@ -210,7 +241,8 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
         h->handshake_ms = (double)(now_ms - h->started_ms);
         h->connects++;
         h->attempt = 0;
-        h->last_error[0] = 0;
+        free(h->last_error);
+        h->last_error = NULL;
         h->last_rx_ms = now_ms;
         h->next_ka_ms = now_ms + (int64_t)(p->opt.heartbeat_s * 1000);
         h->ev = ssh_event_new();
@@ -230,7 +262,7 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
      * inventory's identity loaded, that key alone. */
     AuthAgent agent;
     agent_now(h, &agent);
-    char tried[1200];
+    char *tried = NULL;
     if (h->passphrase_needed)
         host_down(p, h, now_ms,
                   "authentication failed: the identity %s is encrypted and no ssh-agent "
@@ -238,11 +270,12 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                   h->conf.identity[0] ? h->conf.identity : "file");
     else if (h->conf.identity[0] && access(h->conf.identity, R_OK) != 0) {
         int why = errno;
-        authwords_agent(&agent, tried, sizeof tried);
+        tried = whole(agent_alone, &agent);
         host_down(p, h, now_ms,
                   "authentication failed for %s: %s, and the identity %s (the inventory's "
                   "ssh.identity) cannot be read: %s",
-                  h->target, tried, h->conf.identity, strerror(why));
+                  h->target, tried ? tried : "the agent's part is not known (out of memory)",
+                  h->conf.identity, strerror(why));
     } else if (h->ident_key)
         host_down(p, h, now_ms,
                   "authentication failed for %s: the identity %s (the inventory's ssh.identity, "
@@ -250,16 +283,19 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                   h->target, h->conf.identity,
                   rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied");
     else {
-        char unreadable[400];
-        unreadable_keys(h, unreadable, sizeof unreadable);
-        authwords_none_accepted(&agent, tried, sizeof tried);
+        char *cannot = whole(unreadable, h);
+        tried = whole(none_accepted, &agent);
+        const char *said = tried ? tried : "no agent key or identity file was accepted";
         if (h->open_defaults)
             /* The config's keys come first: said before the warning, which may be cut short. */
-            host_down(p, h, now_ms, "authentication failed for %s: %s%s%s; %s", h->target, tried,
+            host_down(p, h, now_ms, "authentication failed for %s: %s%s%s; %s", h->target, said,
                       h->cfg.n_ids ? " (the ssh config's IdentityFile keys were offered too)" : "",
-                      unreadable, h->warning);
+                      cannot ? cannot : "", h->warning);
         else
-            host_down(p, h, now_ms, "authentication failed for %s: %s (%s)%s", h->target, tried,
-                      rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied", unreadable);
+            host_down(p, h, now_ms, "authentication failed for %s: %s (%s)%s", h->target, said,
+                      rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied",
+                      cannot ? cannot : "");
+        free(cannot);
     }
+    free(tried);
 }

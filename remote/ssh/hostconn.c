@@ -98,13 +98,30 @@ void host_refused(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
 
 static void host_vdown(HostPool *p, Host *h, int64_t now_ms, const char *fmt, va_list ap)
 {
-    vsnprintf(h->last_error, sizeof h->last_error, fmt, ap);
-    termsafe_inplace(h->last_error, sizeof h->last_error); /* may hold the server's words */
+    /* Whole, however long: its last words (what was denied, a key that cannot be read, the
+     * fix) come after the agent's, which a config may make long (authwords.h). */
+    free(h->last_error);
+    h->last_error = NULL;
+    char *raw = NULL;
+    if (vasprintf(&raw, fmt, ap) < 0)
+        raw = NULL;
+    /* made harmless, as it may hold the server's words: a byte grows to 4 at most ("\xHH") */
+    size_t cap = raw ? strlen(raw) * 4 + 1 : 0;
+    h->last_error = raw ? malloc(cap) : NULL;
+    if (h->last_error)
+        termsafe(h->last_error, cap, raw);
+    else
+        h->last_error = strdup("failed, and no memory was left to say why");
+    free(raw);
+    if (!h->last_error)
+        abort();
     if (h->state == HOST_READY)
         h->drops++;
-    char why[600];
-    snprintf(why, sizeof why, "ssh to %s failed: %s", h->conf.name, h->last_error);
-    rexec_fail_host(h, why);
+    char *why = NULL;
+    if (asprintf(&why, "ssh to %s failed: %s", h->conf.name, h->last_error) < 0)
+        why = NULL;
+    rexec_fail_host(h, why ? why : h->last_error);
+    free(why);
     host_teardown(h);
     h->state = HOST_DOWN;
     Backoff b = {(int64_t)(p->opt.backoff_base_s * 1000), (int64_t)(p->opt.backoff_max_s * 1000)};

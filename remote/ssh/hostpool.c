@@ -164,6 +164,7 @@ void hostpool_free(HostPool *p)
         rexec_fail_host(h, "the host pool was closed");
         rexec_release_host(h);
         host_teardown(h);
+        free(h->last_error);
         free(h);
     }
     free(p->hosts);
@@ -243,7 +244,7 @@ void hostpool_info(const HostPool *p, size_t i, HostInfo *out)
                       .port = h->port > 0        ? h->port
                               : h->conf.port > 0 ? h->conf.port
                                                  : 22,
-                      .last_error = h->last_error,
+                      .last_error = h->last_error ? h->last_error : "",
                       .refused = h->state == HOST_DOWN && h->refused,
                       .warning = h->warning,
                       .handshake_ms = h->handshake_ms,

@@ -21,7 +21,9 @@ typedef struct {
     HostState state;
     HostKeyStatus key;
     char fingerprint[128];
-    char last_error[512]; /* a host-key refusal names a file, a fingerprint, the fix */
+    /* HostInfo.last_error, NULL none: allocated to its whole length (host_vdown), since a
+     * failed login may name many agent sockets and key files before its last words. */
+    char *last_error;
     int keep, attempt, attempts, connects, drops, dirty; /* attempts: started, all told */
     /* The last attempt was refused (host key, login, configuration): the pool never retries
      * it by itself (keep is cleared), and an exec tries it at once (host_wanted), since

@@ -36,7 +36,7 @@ struct RemoteExec {
     int64_t exited_ms; /* when the exit status or signal arrived; 0 before */
     size_t line_len;   /* the line on_line is given, in bytes: a NUL in it ends the string */
     ExecOutcome outcome;
-    char error[600];
+    char *error; /* rexec_error's, NULL none: whole, as a failed login's words may be long */
 };
 
 
@@ -108,8 +108,10 @@ static void finish(RemoteExec *x, ExecOutcome outcome, const char *why)
     deliver(x, &x->err, STREAM_STDERR, 1);
     x->phase = X_DONE;
     x->outcome = outcome;
-    if (why)
-        snprintf(x->error, sizeof x->error, "%s", why);
+    if (why) {
+        free(x->error);
+        x->error = strdup(why); /* NULL when memory runs out: "" then */
+    }
 }
 
 static void release_channel(RemoteExec *x)
@@ -360,7 +362,7 @@ int rexec_exit_status(const RemoteExec *x)
 
 const char *rexec_error(const RemoteExec *x)
 {
-    return x->error;
+    return x->error ? x->error : "";
 }
 
 size_t rexec_host(const RemoteExec *x)
@@ -395,6 +397,7 @@ void rexec_free(RemoteExec *x)
     if (x->input)
         explicit_bzero(x->input, x->input_len); /* a trial's input holds its secret */
     free(x->input);
+    free(x->error);
     free(x);
 }
 

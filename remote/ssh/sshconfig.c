@@ -33,6 +33,9 @@ typedef struct {
     const SshpathHost *host;
     SshmatchHost *match;
     int applies; /* libssh's `parsing`: the verdict of the last Host or Match line, any file */
+    unsigned applies_why; /* a MAYBE's SSHMATCH_BY_* bits */
+    int block_match;      /* that line is a Match line, else a Host line */
+    char block_at[1100];  /* its config:line */
     SshconfigHostFiles *out;
 } Walk;
 
@@ -260,6 +263,11 @@ static void agent_line(Walk *w, const char *arg, const char *where)
             out->agent_unknown = 1;
             return;
         }
+        SshconfigMaybe *c = &out->agent_maybe_if[out->n_agent_maybe];
+        *c = (SshconfigMaybe){.why = w->applies_why, .match = w->block_match};
+        snprintf(c->block, sizeof c->block, "%s", w->block_at);
+        snprintf(c->hostname, sizeof c->hostname, "%s", w->match->host_maybe_at);
+        snprintf(c->user, sizeof c->user, "%s", w->match->user_unknown_at);
         slot = &out->agent_maybe[out->n_agent_maybe++];
     } else
         out->agent_final = 1;
@@ -310,10 +318,15 @@ static void hostname_user(const Walk *w, const char *arg, char *user, size_t cap
 static int follow_block(Walk *w, const char *keyword, const char *const *words, size_t n,
                         const char *where, Error *err)
 {
-    if (strcasecmp(keyword, "host") == 0)
-        w->applies = sshmatch_host(w->match, words, n);
-    else if (strcasecmp(keyword, "match") == 0) {
-        w->applies = sshmatch_match(w->match, words, n);
+    int host = strcasecmp(keyword, "host") == 0, match = strcasecmp(keyword, "match") == 0;
+    if (host || match) {
+        w->block_match = match;
+        snprintf(w->block_at, sizeof w->block_at, "%s", where);
+    }
+    if (host)
+        w->applies = sshmatch_host(w->match, words, n, &w->applies_why);
+    else if (match) {
+        w->applies = sshmatch_match(w->match, words, n, &w->applies_why);
         if (w->applies == SSHMATCH_ERROR) {
             w->applies = SSHMATCH_NO; /* libssh set it so before it refused the line */
             return 1;
@@ -334,9 +347,10 @@ static int follow_block(Walk *w, const char *keyword, const char *const *words, 
                       where, words[0], user);
             return error_mark(err, ERROR_INPUT);
         }
-        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL, user[0] ? user : NULL);
+        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL, user[0] ? user : NULL,
+                          where);
     } else if (strcasecmp(keyword, "user") == 0)
-        sshmatch_user(w->match, w->applies, n ? words[0] : NULL);
+        sshmatch_user(w->match, w->applies, n ? words[0] : NULL, where);
     return 0;
 }
 

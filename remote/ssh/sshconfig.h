@@ -32,6 +32,16 @@ typedef struct {
     char where[1100];
 } SshconfigFile;
 
+/* Why an IdentityAgent line's block may or may not apply (sshmatch.h's MAYBE): what a failed
+ * login then says hangs on it (authwords.h). */
+typedef struct {
+    unsigned why;        /* SSHMATCH_BY_* bits */
+    int match;           /* the block is a Match line's, else a Host line's */
+    char block[1100];    /* its Host or Match line's config:line */
+    char hostname[1100]; /* SSHMATCH_BY_HOST: the HostName line the host hangs on */
+    char user[1100];     /* SSHMATCH_BY_USER: the User line the user hangs on */
+} SshconfigMaybe;
+
 /* The files the lines that apply to one host name, in the files' order (the caller frees
  * both arrays: sshconfig_host_files_free). */
 typedef struct {
@@ -69,6 +79,7 @@ typedef struct {
      * SSHCONFIG_AGENT_MAYBE such lines). */
     SshconfigFile agent;
     SshconfigFile agent_maybe[SSHCONFIG_AGENT_MAYBE];
+    SshconfigMaybe agent_maybe_if[SSHCONFIG_AGENT_MAYBE]; /* why each may not apply */
     size_t n_agent_maybe;
     int agent_unknown, agent_final;
 } SshconfigHostFiles;

@@ -107,10 +107,14 @@ static int either(int a, int b)
     return a == b ? a : SSHMATCH_MAYBE;
 }
 
-int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n)
+int sshmatch_host(const SshmatchHost *h, const char *const *words, size_t n, unsigned *why)
 {
     int v = host_line(current_host(h), words, n);
-    return host_uncertain(h) ? either(v, host_line(h->target, words, n)) : v;
+    if (host_uncertain(h))
+        v = either(v, host_line(h->target, words, n));
+    if (why)
+        *why = v == SSHMATCH_MAYBE ? SSHMATCH_BY_HOST : 0;
+    return v;
 }
 
 /* ssh_config_match: one criterion's verdict, '!' turning it over. */
@@ -128,7 +132,19 @@ static int both(int a, int b)
     return a == SSHMATCH_MAYBE || b == SSHMATCH_MAYBE ? SSHMATCH_MAYBE : SSHMATCH_YES;
 }
 
-int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n)
+static int match_why(const SshmatchHost *h, const char *const *words, size_t n, unsigned *why);
+
+int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n, unsigned *why)
+{
+    unsigned by = 0;
+    int v = match_why(h, words, n, &by);
+    if (why)
+        *why = v == SSHMATCH_MAYBE ? by : 0;
+    return v;
+}
+
+/* sshmatch_match, with every criterion that gave a MAYBE in *why. */
+static int match_why(const SshmatchHost *h, const char *const *words, size_t n, unsigned *why)
 {
     int result = SSHMATCH_YES;
     size_t args = 0;
@@ -155,6 +171,7 @@ int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n)
             if (result == SSHMATCH_NO)
                 continue; /* libssh skips the command, and does not count its argument */
             result = SSHMATCH_MAYBE;
+            *why |= SSHMATCH_BY_EXEC;
         } else if (strcasecmp(p, "localuser") == 0) {
             const struct passwd *me = getpwuid(getuid());
             if (!me || !me->pw_name)
@@ -166,9 +183,12 @@ int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n)
             int v = criterion(current_host(h), arg, negate);
             if (host_uncertain(h))
                 v = either(v, criterion(h->target, arg, negate));
+            if (v == SSHMATCH_MAYBE)
+                *why |= SSHMATCH_BY_HOST;
             result = both(result, v);
         } else if (h->user_unknown) {
             result = both(result, SSHMATCH_MAYBE);
+            *why |= SSHMATCH_BY_USER;
         } else {
             result = both(result, criterion(h->user[0] ? h->user : NULL, arg, negate));
         }
@@ -177,7 +197,8 @@ int sshmatch_match(const SshmatchHost *h, const char *const *words, size_t n)
     return args ? result : SSHMATCH_ERROR;
 }
 
-void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char *user)
+void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char *user,
+                       const char *where)
 {
     if (applies == SSHMATCH_NO || h->hostname_seen)
         return;
@@ -185,7 +206,11 @@ void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char
      * keyword seen, and a later HostName may be the one. Either way the value libssh kept is
      * target: only when it took effect is unknown. */
     if (applies == SSHMATCH_MAYBE) {
+        if (arg && !h->host_maybe)
+            snprintf(h->host_maybe_at, sizeof h->host_maybe_at, "%s", where ? where : "?");
         h->host_maybe |= arg != NULL;
+        if (user && !h->user_unknown)
+            snprintf(h->user_unknown_at, sizeof h->user_unknown_at, "%s", where ? where : "?");
         h->user_unknown |= user != NULL; /* sshconfig.c refuses this case before it comes here */
         return;
     }
@@ -198,13 +223,15 @@ void sshmatch_hostname(SshmatchHost *h, int applies, const char *arg, const char
     h->host_replaced = arg != NULL;
 }
 
-void sshmatch_user(SshmatchHost *h, int applies, const char *arg)
+void sshmatch_user(SshmatchHost *h, int applies, const char *arg, const char *where)
 {
     if (applies == SSHMATCH_NO || h->user_seen)
         return;
     /* Under a Match exec, the user libssh holds from here on is this one or a later line's
      * (or none): unknown, unless one was set before, which libssh never replaces. */
     if (applies == SSHMATCH_MAYBE) {
+        if (!h->user[0] && !h->user_unknown)
+            snprintf(h->user_unknown_at, sizeof h->user_unknown_at, "%s", where ? where : "?");
         h->user_unknown |= !h->user[0];
         return;
     }

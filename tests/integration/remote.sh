@@ -410,6 +410,26 @@ SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-dead.config" \
     "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk7" 2>&1 || true
 SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-live.config" \
     "$rexec" --cluster "$T/inv-nokey.json" --only h1 -- true > "$T/nk8" 2>&1 || true
+# Several Match exec IdentityAgent lines with long socket paths make the agent's words long;
+# what follows them must survive. Regression: they were built in 1200 bytes, the host kept
+# 512 and tunedeck-rexec 600, so "and no identity file was accepted (denied)" was cut off.
+python3 - "$T/inv.json" "$T/inv-noid.json" <<'EOF'
+import json, sys
+inv = json.load(open(sys.argv[1]))
+inv["ssh"].pop("identity", None)
+json.dump(inv, open(sys.argv[2], "w"))
+EOF
+long="$T/$(printf '%0200d' 0)"
+{
+    printf 'Match exec false\n    IdentityAgent %s\n' "$T/agent.sock"
+    for i in 1 2 3; do printf 'Match exec false\n    IdentityAgent %s/dead-%s.sock\n' "$long" "$i"; done
+} > "$T/agent-exec-long.config"
+SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-long.config" \
+    "$rexec" --cluster "$T/inv-noid.json" --only h1 -- true > "$T/nk9" 2>&1 || true
+SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-long.config" \
+    "$bin" hosts --cluster "$T/inv-noid.json" > "$T/nk9-hosts.txt" 2>&1 || true
+SSH_AUTH_SOCK= TUNEDECK_SSH_CONFIG="$T/agent-exec-long.config" \
+    "$bin" hosts --cluster "$T/inv-noid.json" --json > "$T/nk9-hosts.json" 2>/dev/null || true
 kill "$AGENT_PID" 2>/dev/null
 wait "$AGENT_PID" 2>/dev/null
 AGENT_PID=
@@ -425,6 +445,16 @@ check "with an IdentityAgent under Match exec and no agent at either socket, the
     grep -q "h1 ssh-failed: .*: no agent is running (SSH_AUTH_SOCK empty); nor at $T/no-agent.sock (IdentityAgent at $T/agent-exec-dead.config:2, under Match exec): No such file or directory, and the identity $T/missing_key" "$T/nk7"
 check "with an IdentityAgent under Match exec where only that socket answers, the failure says which socket hangs on the command" \
     grep -q "h1 ssh-failed: .*: no agent key was accepted, if an agent was asked: libssh asked $T/agent.sock (answers) if the Match exec command of IdentityAgent at $T/agent-exec-live.config:2 succeeded, else no socket (SSH_AUTH_SOCK empty), and the identity $T/missing_key" "$T/nk8"
+check "with many long Match exec agent sockets, rexec's failure still ends with what was denied" \
+    grep -q "h1 ssh-failed: .*: no agent key was accepted, if an agent was asked: libssh asked $T/agent.sock (answers) if .*dead-3.sock (does not answer: No such file or directory) if the Match exec command of IdentityAgent at $T/agent-exec-long.config:8 succeeded, else no socket (SSH_AUTH_SOCK empty) and no identity file was accepted (denied)\$" "$T/nk9"
+check "with many long Match exec agent sockets, the hosts table's row still ends with what was denied" \
+    grep -q "^h1 .*dead-3.sock .* and no identity file was accepted (denied)\$" "$T/nk9-hosts.txt"
+check "with many long Match exec agent sockets, hosts --json's last_error is whole" python3 - "$T/nk9-hosts.json" <<'EOF'
+import json, sys
+h1 = {x["name"]: x for x in json.load(open(sys.argv[1]))["hosts"]}["h1"]
+le = h1["last_error"]
+assert le.count("dead-") == 3 and le.endswith("and no identity file was accepted (denied)"), le
+EOF
 # The inventory's identity, loaded, is the only key offered: the agent is never asked.
 ssh-keygen -q -t ed25519 -N '' -f "$T/stranger_key"
 python3 - "$T/inv.json" "$T/inv-stranger.json" "$T/stranger_key" <<'EOF'

@@ -168,3 +168,28 @@ Test(authwords, identity_agent_lines_under_match_exec_are_each_a_socket_libssh_m
                           "or directory; nor at SSH_AUTH_SOCK (Connection refused, as "
                           "IdentityAgent at cfg:2, under Match exec, leaves it)");
 }
+
+/* The words are as long as the config makes them: several Match exec sockets with long paths.
+ * Regression: a failed login built them in 1200 bytes and the host kept 512, so what came
+ * after them ("and no identity file was accepted", "(denied)", the fix) was cut off. Now each
+ * call returns the whole length, as snprintf does, and a caller sizes its buffer from it. */
+Test(authwords, long_words_say_their_whole_length_and_end_whole_when_given_it)
+{
+    char paths[SSHCONFIG_AGENT_MAYBE][400];
+    AuthAgent a = {.auth_sock = "", .n_maybe = SSHCONFIG_AGENT_MAYBE};
+    for (size_t i = 0; i < SSHCONFIG_AGENT_MAYBE; i++) {
+        snprintf(paths[i], sizeof paths[i], "/run/%0380zu.sock", i);
+        a.maybe[i] = (AuthMaybe){.sock = paths[i], .where = "cfg:2", .connect_errno = i ? ENOENT : 0};
+    }
+    size_t n = authwords_none_accepted(&a, NULL, 0);
+    cr_assert_gt(n, 1600, "%zu", n);
+    char *out = malloc(n + 1);
+    cr_assert_eq(authwords_none_accepted(&a, out, n + 1), n);
+    cr_assert_eq(strlen(out), n);
+    const char *tail = "else no socket (SSH_AUTH_SOCK empty) and no identity file was accepted";
+    cr_assert(strlen(out) > strlen(tail) && strcmp(out + n - strlen(tail), tail) == 0, "%s", out);
+    char small[100];
+    cr_assert_eq(authwords_none_accepted(&a, small, sizeof small), n, "cut, but the length whole");
+    cr_assert_eq(strlen(small), sizeof small - 1);
+    free(out);
+}

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "remote/ssh/authwords.h"
 #include "remote/ssh/sshconfig.h"
 
 /* Each test's folder, its config file and its .ssh folder (made by make_ssh_dir). */
@@ -584,4 +586,59 @@ Test(sshconfig, the_first_identity_agent_line_that_applies_names_the_socket_libs
     write_file("config", 0600, "Host *\n  IdentityAgent ~no-such-user-here/agent\n");
     agent_for("a", got, sizeof got);
     cr_assert_str_eq(got, "", "an unknown ~user leaves SSH_AUTH_SOCK's");
+}
+
+/* An IdentityAgent line may be uncertain for want of a Match exec of its own: its Host block
+ * hangs on a HostName under Match exec (which host libssh held), its `Match user` on a User
+ * line under one (which user). Regression: a failed login said of each "if the Match exec
+ * command of IdentityAgent at X succeeded", a command that line's block does not have. Now
+ * the words name the block and the line it hangs on, as sshmatch decided them. */
+Test(sshconfig, an_uncertain_identity_agent_says_what_its_block_hangs_on)
+{
+    make_ssh_dir();
+    write_file("config", 0600,
+               "Match exec true\n  HostName real.example\n"        /* 1-2 */
+               "Host real.example\n  IdentityAgent /x/host-sock\n" /* 3-4 */
+               "Match exec false\n  User alice\n"                  /* 5-6 */
+               "Match user bob\n  IdentityAgent /x/user-sock\n"    /* 7-8 */
+               "Match exec true host a\n  IdentityAgent /x/both\n" /* 9-10 */
+               "Host *\n  IdentityAgent /x/sure\n");               /* 11-12 */
+    SshpathHost h = {"real.example", NULL, 22};
+    SshmatchHost m;
+    sshmatch_begin(&m, "a", "real.example", NULL); /* no user yet: the User line may set it */
+    SshconfigHostFiles files = {0};
+    Error err = {0};
+    cr_assert_eq(sshconfig_host_files(config, ssh_dir, &h, &m, &files, &err), 0, "%s", err.msg);
+    cr_assert_eq(files.n_agent_maybe, 3);
+    AuthAgent a = {.config_sock = files.agent.file,
+                   .config_where = files.agent.where,
+                   .connect_errno = ENOENT,
+                   .n_maybe = files.n_agent_maybe};
+    for (size_t i = 0; i < files.n_agent_maybe; i++)
+        a.maybe[i] = (AuthMaybe){.sock = files.agent_maybe[i].file,
+                                 .where = files.agent_maybe[i].where,
+                                 .connect_errno = i ? ENOENT : 0,
+                                 .cond = &files.agent_maybe_if[i]};
+    char got[4096], want[4096];
+    authwords_agent(&a, got, sizeof got);
+    snprintf(want, sizeof want,
+             "no agent key was accepted, if an agent was asked: libssh asked /x/host-sock "
+             "(answers) if IdentityAgent at %s:4 applied (its Host line at %s:3 hangs on "
+             "whether the HostName at %s:2 took effect), else /x/user-sock (does not answer: No "
+             "such file or directory) if IdentityAgent at %s:8 applied (its Match line at %s:7 "
+             "hangs on which user the User line at %s:6 left), else /x/both (does not answer: "
+             "No such file or directory) if IdentityAgent at %s:10 applied (its Match line at "
+             "%s:9 hangs on its exec command and on whether the HostName at %s:2 took effect), "
+             "else /x/sure (does not answer: No such file or directory)",
+             config, config, config, config, config, config, config, config, config);
+    cr_assert_str_eq(got, want);
+    a.maybe[0].connect_errno = ENOENT; /* none answers: each said with what it hangs on */
+    authwords_agent(&a, got, sizeof got);
+    snprintf(want, sizeof want,
+             "no agent answers at /x/sure (from IdentityAgent at %s:12): No such file or "
+             "directory; nor at /x/host-sock (IdentityAgent at %s:4, whose Host line at %s:3 "
+             "hangs on whether the HostName at %s:2 took effect): No such file or directory",
+             config, config, config, config);
+    cr_assert(strncmp(got, want, strlen(want)) == 0, "%s", got);
+    sshconfig_host_files_free(&files);
 }
