@@ -453,7 +453,7 @@ static int first_of_host_kept(const TuneStop *st, size_t i, int kept)
  * so: kept, tried again (keep_for_later, taken_before); not kept (out of memory for the kept
  * list) or on a host the pool has not, stopped by hand. One sentence for every such line. */
 typedef enum { NEXT_KEPT, NEXT_NOT_KEPT, NEXT_NO_HOST } NextStop;
-enum { NEXT_MAX = sizeof ((Orphan *)0)->machine * 2 + 160 };
+enum { NEXT_MAX = sizeof((Orphan *)0)->machine * 2 + 160 };
 
 static void say_next(char *out, size_t cap, const Orphan *o, size_t n, NextStop next)
 {
@@ -463,16 +463,16 @@ static void say_next(char *out, size_t cap, const Orphan *o, size_t n, NextStop 
         snprintf(by_hand, sizeof by_hand, "stop it by hand (kill -KILL -- -%ld on %s)", o->pgid,
                  o->machine);
     else
-        snprintf(by_hand, sizeof by_hand,
-                 "stop them by hand (kill -KILL -- -PGID on %s, for each)", o->machine);
+        snprintf(by_hand, sizeof by_hand, "stop them by hand (kill -KILL -- -PGID on %s, for each)",
+                 o->machine);
     if (next == NEXT_KEPT)
         snprintf(out, cap,
                  "%s tried again before the next trial after %s is connected again, and at the "
                  "session's end",
                  n == 1 ? "is" : "are", o->machine);
     else if (next == NEXT_NOT_KEPT)
-        snprintf(out, cap, "no later trial's stop tries %s (out of memory to keep %s): %s", it,
-                 it, by_hand);
+        snprintf(out, cap, "no later trial's stop tries %s (out of memory to keep %s): %s", it, it,
+                 by_hand);
     else
         snprintf(out, cap, "no later stop can reach %s: %s", o->machine, by_hand);
 }
@@ -538,8 +538,8 @@ static void say_not_reached(const TuneStop *st, const Orphan *o, int kept)
     char next[NEXT_MAX];
     say_next(next, sizeof next, o, 1,
              !st->pool || hostpool_find(st->pool, o->machine) < 0 ? NEXT_NO_HOST
-             : kept                                                ? NEXT_KEPT
-                                                                   : NEXT_NOT_KEPT);
+             : kept                                               ? NEXT_KEPT
+                                                                  : NEXT_NOT_KEPT);
     char line[sizeof o->machine + sizeof o->result + sizeof next + 128];
     snprintf(line, sizeof line,
              "trial %d's leftover process group %ld on %s was not stopped before trial %d (%s); "

@@ -103,8 +103,8 @@ static int by_exec_alone(const AuthMaybe *m)
 }
 
 /* What the block of a maybe line hangs on (sshconfig.h's SshconfigMaybe), after `its`: "its
- * Host line at B hangs on whether the HostName at Y took effect", "its Match line at B hangs on its exec
- * command and on which user the User line at Y left". */
+ * Host line at B hangs on whether the HostName at Y took effect", "its Match line at B hangs on its
+ * exec command and on which user the User line at Y left". */
 static void say_hangs_on(Words *w, const char *its, const SshconfigMaybe *c)
 {
     say(w, "%s %s line at %s hangs on ", its, c->match ? "Match" : "Host", c->block);
@@ -131,8 +131,7 @@ static void say_uncertain(const AuthAgent *a, Words *w)
         const AuthMaybe *m = &a->maybe[i];
         say_socket(w, maybe_socket(a, m), m->connect_errno);
         if (by_exec_alone(m))
-            say(w, " if the Match exec command of IdentityAgent at %s succeeded, else ",
-                m->where);
+            say(w, " if the Match exec command of IdentityAgent at %s succeeded, else ", m->where);
         else {
             say(w, " if IdentityAgent at %s applied (", m->where);
             say_hangs_on(w, "its", m->cond);

@@ -19,9 +19,9 @@
  * `Match exec` block, whose command libssh ran while it parsed (tunedeck does not run it
  * again), or a Host or Match block that hangs on a HostName or User line under such a block. */
 typedef struct {
-    const char *sock;  /* the socket it names, NULL when it leaves $SSH_AUTH_SOCK's */
-    const char *where; /* its config:line */
-    int connect_errno; /* the connect to sock (auth_sock when NULL): 0 when it took one */
+    const char *sock;           /* the socket it names, NULL when it leaves $SSH_AUTH_SOCK's */
+    const char *where;          /* its config:line */
+    int connect_errno;          /* the connect to sock (auth_sock when NULL): 0 when it took one */
     const SshconfigMaybe *cond; /* what its block hangs on; NULL: its Match exec command */
 } AuthMaybe;
 

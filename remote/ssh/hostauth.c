@@ -293,8 +293,7 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
                       cannot ? cannot : "", h->warning);
         else
             host_down(p, h, now_ms, "authentication failed for %s: %s (%s)%s", h->target, said,
-                      rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied",
-                      cannot ? cannot : "");
+                      rc == SSH_AUTH_ERROR ? ssh_get_error(h->s) : "denied", cannot ? cannot : "");
         free(cannot);
     }
     free(tried);

@@ -347,8 +347,7 @@ static int follow_block(Walk *w, const char *keyword, const char *const *words, 
                       where, words[0], user);
             return error_mark(err, ERROR_INPUT);
         }
-        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL, user[0] ? user : NULL,
-                          where);
+        sshmatch_hostname(w->match, w->applies, n ? words[0] : NULL, user[0] ? user : NULL, where);
     } else if (strcasecmp(keyword, "user") == 0)
         sshmatch_user(w->match, w->applies, n ? words[0] : NULL, where);
     return 0;

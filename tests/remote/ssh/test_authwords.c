@@ -179,7 +179,8 @@ Test(authwords, long_words_say_their_whole_length_and_end_whole_when_given_it)
     AuthAgent a = {.auth_sock = "", .n_maybe = SSHCONFIG_AGENT_MAYBE};
     for (size_t i = 0; i < SSHCONFIG_AGENT_MAYBE; i++) {
         snprintf(paths[i], sizeof paths[i], "/run/%0380zu.sock", i);
-        a.maybe[i] = (AuthMaybe){.sock = paths[i], .where = "cfg:2", .connect_errno = i ? ENOENT : 0};
+        a.maybe[i] =
+            (AuthMaybe){.sock = paths[i], .where = "cfg:2", .connect_errno = i ? ENOENT : 0};
     }
     size_t n = authwords_none_accepted(&a, NULL, 0);
     cr_assert_gt(n, 1600, "%zu", n);
