@@ -19,7 +19,7 @@ cleanup() {
     done
     # trial 2's daemon, while it is still this run's sleep (its session is its own)
     d="$(cat "$work/daemon.pid" 2>/dev/null || true)"
-    [ -n "$d" ] && pid_kill_named KILL "$d" "sleep 1000"
+    [ -n "$d" ] && pid_kill_named KILL "$d" "sleep 1000" || true
     [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -252,7 +252,7 @@ while kill -0 "$d" 2>/dev/null && [ "$(ps -o stat= -p "$d" | cut -c1)" != Z ] &&
     sleep 0.1; n=$((n + 1))
 done
 if kill -0 "$d" 2>/dev/null && [ "$(ps -o stat= -p "$d" | cut -c1)" != Z ]; then
-    pid_kill_named KILL "$d" "sleep 1000"
+    pid_kill_named KILL "$d" "sleep 1000" || :
     fail "trial 2's setsid daemon $d still runs 30 s after its tunedeck was killed"
 fi
 id="$(basename "$target" .jsonl)"

@@ -223,7 +223,7 @@ fi
 pid=$!
 # the run, while its command line is still this one's (pid_kill_named): the trap may come after
 # it ended, its number since another suite's process's
-trap 'pid_kill_named TERM "$pid" "$tmp/int.jsonl"; rm -rf "$tmp"' EXIT
+trap 'pid_kill_named TERM "$pid" "$tmp/int.jsonl" || :; rm -rf "$tmp"' EXIT
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo -1; }
 ticks=$(getconf CLK_TCK)
 while :; do
