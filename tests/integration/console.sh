@@ -414,16 +414,19 @@ start sig 100 30 screen-256color "$bin" --pace-ms 100
 wait_for sig '^.    1  pruned '
 pid="$(console_pid sig)"
 [ -n "$pid" ] || fail "no console process"
-kill -TSTP "$pid"
+# Each signal only while the process is still the console (its state folder in its
+# environment, pid_kill_env): one that ended may have left its number to another suite's.
+sig_env="TUNEDECK_STATE_DIR=$T/state-sig"
+pid_kill_env TSTP "$pid" "$sig_env"
 n1="$(trial_count sig)"
-kill -CONT "$pid"
+pid_kill_env CONT "$pid" "$sig_env"
 wait_for sig "Trials $((n1 + 2))/"
-kill -TERM "$pid"
+pid_kill_env TERM "$pid" "$sig_env"
 wait_exit sig 143
 
 start crash 100 30 xterm-256color "$bin" --pace-ms 100
 wait_for crash '^.    1  pruned '
-kill -SEGV "$(console_pid crash)"
+pid_kill_env SEGV "$(console_pid crash)" "TUNEDECK_STATE_DIR=$T/state-crash"
 wait_exit crash 139
 
 # --- settings: a rebound key, and :theme saved atomically to config.json -------------------

@@ -39,10 +39,15 @@ HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/integration/lib/procs_left.sh"
 tmux_screen="$T/c5.screen"
 tmux_join=1
-TUNE_PID=""
+# TUNE_PID, the session in the background, and TUNE_STATE, the state folder in its environment:
+# it is signalled only while that is still there (tune_kill), since a session that ended may
+# have left its number to another suite's process (its command line, a --resume's or the
+# console's, may name nothing of this suite's).
+TUNE_PID="" TUNE_STATE=""
+tune_kill() { pid_kill_env "$1" "$TUNE_PID" "TUNEDECK_STATE_DIR=$TUNE_STATE"; }
 cleanup() {
     trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
-    [ -n "$TUNE_PID" ] && kill -KILL "$TUNE_PID" 2>/dev/null
+    [ -n "$TUNE_PID" ] && tune_kill KILL
     command -v tmux >/dev/null 2>&1 && tmux_stop
     thaw_sessions
     harness_stop_all
@@ -224,8 +229,13 @@ frozen_states() {
         echo "$fh:${fs:- none}"
     done
 }
+# Each only while still frozen (T) and an sshd's: one that died since (harness_stop kills a
+# listener's sessions) may have left its number to another suite's process.
 thaw_sessions() {
-    for c in $frozen; do kill -KILL "$c" 2>/dev/null; done
+    for c in $frozen; do
+        [ "$(sed 's/.*) \([A-Za-z]\).*/\1/' "/proc/$c/stat" 2>/dev/null)" = T ] &&
+            pid_kill_named KILL "$c" sshd
+    done
     frozen=""
 }
 # session_bg PART: the 3-trial session of parts 2, 2b and 2c in the background (TUNE_PID), its
@@ -234,7 +244,7 @@ session_bg() {
     export TUNEDECK_STATE_DIR="$T/state$1"
     "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
         --budget 3 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/s$1.json" 2> "$T/s$1.err" &
-    TUNE_PID=$!
+    TUNE_PID=$! TUNE_STATE="$T/state$1"
 }
 # stopped_before_3 PART RC TEXT: the session stopped before trial 3, trial 2's leftover on h2
 # the reason (TEXT in it), trial 1 ok and the best, exit 1 though a trial succeeded.
@@ -376,12 +386,12 @@ export TUNEDECK_STATE_DIR="$T/state1"
 touch "$T/slow-2"
 "$bin" tune --cluster "$T/inv.json" --job "$job" --launcher per-host --trial-cmd "$(trial_cmd)" \
     --budget 4 --optimizer uniform-devices --seed 3 --no-prune --json > "$T/k1.json" 2> "$T/k1.err" &
-TUNE_PID=$!
+TUNE_PID=$! TUNE_STATE="$T/state1"
 wait_for "$T/state1/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
 check "trial 2 started its helper on 3 hosts" helpers_up 2 3 20
 j1="$(journal_of "$T/state1")"
 freeze_sessions
-kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+tune_kill KILL; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 rm -f "$T/slow-2"
 cp "$j1" "$T/before.jsonl"
 groups_of "$T/before.jsonl" 2 > "$T/groups2"
@@ -425,11 +435,11 @@ line="$(grep -n '"event":"suggested","trial":1,' "$j1" | cut -d: -f1)"
 sed -i "${line}s/.*/{\"event\":\"suggested\",\"trial\":1,garbage/" "$j1"
 touch "$T/slow-5"
 "$bin" tune --resume "$id" --budget 5 --json > "$T/k1b.json" 2> "$T/k1b.err" &
-TUNE_PID=$!
+TUNE_PID=$! TUNE_STATE="$T/state1"
 wait_for "$j1" '"event":"remote_process","trial":5,' 3 20
 up=0; helpers_up 5 3 20 || up=1
 freeze_sessions
-kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+tune_kill KILL; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 check "after the gap the file's trial 5 ran with TUNEDECK_TRIAL=5 (its helper up on 3 hosts)" \
     sh -c "[ $up = 0 ] && ! grep -q '\"event\":\"started\",\"trial\":6,' '$j1'"
 rm -f "$T/slow-5"
@@ -561,7 +571,7 @@ check "the session stops early before trial 3, says why, exits 1 though trial 1 
 # The parent may put a new child in between the listing and its own kill: list again.
 for try in 1 2 3 4 5; do
     stuck=$(pgrep -f "stuck-$MARK" 2>/dev/null) || break
-    kill -KILL $stuck 2>/dev/null
+    for p in $stuck; do pid_kill_named KILL "$p" "stuck-$MARK"; done
     sleep 0.2
 done
 marker=$(marker_left)
@@ -590,7 +600,7 @@ else
     helpers_up 2 3 20
     j2c="$(journal_of "$T/state2c")"
     pg=$(groups_of "$j2c" 2 | sed -n 's/^h2 //p')
-    kill -STOP "$TUNE_PID"
+    tune_kill STOP
     harness_stop 2
     n=0
     while [ -n "$pg" ] && [ "$n" -lt 200 ] && pgrep -u 0 -g "$pg" > /dev/null; do
@@ -599,7 +609,7 @@ else
     check "the dropped connection left only nobody's helper in trial 2's group on h2 (${pg:-none})" \
         sh -c "[ -n '$pg' ] && ! pgrep -u 0 -g '$pg' > /dev/null && pgrep -u nobody -g '$pg' > /dev/null"
     harness_start 2 "$nokill"
-    kill -CONT "$TUNE_PID"
+    tune_kill CONT
     wait_for "$j2c" '"event":"finished","trial":2' 1 15
     rm -f "$T/slow-2" "$T/other-user-2-h2"
     wait "$TUNE_PID"; rc=$?; TUNE_PID=""
@@ -697,12 +707,12 @@ else
     touch "$T/slow-2"
     console "$bin" --cluster "$T/inv.json" --job "$job" --launcher per-host \
         --trial-cmd "\"$(trial_cmd)\"" --budget 3 --optimizer uniform-devices --seed 3
-    TUNE_PID="$(tmux_pane_pid c5)"
+    TUNE_PID="$(tmux_pane_pid c5)" TUNE_STATE="$T/state5"
     wait_for "$T/state5/sessions/*.jsonl" '"event":"remote_process","trial":2' 3 20
     check "the console's trial 2 started its helper on 3 hosts" helpers_up 2 3 20
     j5="$(journal_of "$T/state5")"
     freeze_sessions
-    kill -KILL "$TUNE_PID"; TUNE_PID=""
+    tune_kill KILL; TUNE_PID=""
     tmux_stop
     rm -f "$T/slow-2"
     cp "$j5" "$T/before5.jsonl"

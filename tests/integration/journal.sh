@@ -9,7 +9,9 @@ work="$(mktemp -d /tmp/td-journal-it.XXXXXX)"
 tune_pid=""
 cleanup() {
     trap "" HUP INT TERM # a second signal (Ctrl-C, then the runner's TERM) must not cut it short
-    [ -n "$tune_pid" ] && kill -9 "$tune_pid" 2>/dev/null || true
+    # the session, while its command line is still this run's (pid_kill_named: one that ended
+    # may have left its number to another suite's process)
+    [ -n "$tune_pid" ] && pid_kill_named KILL "$tune_pid" "$work/trial.sh" || true
     # A trial the killed session left running: its process group, by the id it wrote, while
     # it is still a trial of this run's (sh $work/trial.sh)
     for f in "$work"/trial*.pid; do
@@ -17,7 +19,7 @@ cleanup() {
     done
     # trial 2's daemon, while it is still this run's sleep (its session is its own)
     d="$(cat "$work/daemon.pid" 2>/dev/null || true)"
-    [ -n "$d" ] && [ "$(ps -o comm= -p "$d" 2>/dev/null)" = sleep ] && kill -KILL "$d" 2>/dev/null
+    [ -n "$d" ] && pid_kill_named KILL "$d" "sleep 1000" || true
     [ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -230,7 +232,7 @@ grep -qF "session $(basename "$target" .jsonl) is still running (journal $target
     "$work/busy.err" || fail "unclear refusal of a running session's resume: $(cat "$work/busy.err")"
 [ "$(md5sum <"$target")" = "$before" ] || fail "a refused resume wrote to the running session's journal"
 sleep 0.2
-kill -9 "$tune_pid"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
+pid_kill_named KILL "$tune_pid" "$work/trial.sh"; wait "$tune_pid" 2>/dev/null || true; tune_pid=""
 # Trial 2, which prints nothing, stops on its own once its tunedeck is gone: the keeper of its
 # group reads the end of tunedeck's lifeline (regression: its sleep 60 ran on, beside the
 # resumed session's trials, until it ended or the next line it printed met a closed pipe).
@@ -250,7 +252,7 @@ while kill -0 "$d" 2>/dev/null && [ "$(ps -o stat= -p "$d" | cut -c1)" != Z ] &&
     sleep 0.1; n=$((n + 1))
 done
 if kill -0 "$d" 2>/dev/null && [ "$(ps -o stat= -p "$d" | cut -c1)" != Z ]; then
-    kill -KILL "$d"
+    pid_kill_named KILL "$d" "sleep 1000" || :
     fail "trial 2's setsid daemon $d still runs 30 s after its tunedeck was killed"
 fi
 id="$(basename "$target" .jsonl)"

@@ -25,7 +25,7 @@ HARNESS_SRC="$here/sshd-harness.sh"
 . "$here/sshd-harness.sh"
 mark="tdpt$$x"  # x: pid 12's mark is not part of pid 123's
 stop_ranks() { # ranks carry --tag MARK, live jobs ckpt-MARK
-    for p in $(pgrep -f -- "$mark" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    for p in $(pgrep -f -- "$mark" 2>/dev/null); do pid_kill_named KILL "$p" "$mark"; done
 }
 holder=
 cleanup() {

@@ -8,10 +8,13 @@ suite=remote scratch=remote suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 rexec="$build/tunedeck-rexec"
 jobctl="$build/tunedeck-jobctl"
+# A kept pid is signalled only while its command line still names this suite's scratch folder
+# (pid_kill_named, lib/procs_left.sh): one that ended (the shell reaps its jobs by itself) may
+# have left its number to another suite's process.
 suite_reap() {
-    [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null
-    [ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
-    [ -n "${AGENT_PID:-}" ] && kill "$AGENT_PID" 2>/dev/null
+    [ -n "${TUNE_PID:-}" ] && pid_kill_named TERM "$TUNE_PID" "$T/"
+    [ -n "${GPID:-}" ] && pid_kill_named TERM "$GPID" "$T/"
+    [ -n "${AGENT_PID:-}" ] && pid_kill_named TERM "$AGENT_PID" "$T/"
 }
 has() { grep -qF -- "$2" "$1"; }
 
@@ -261,12 +264,15 @@ assert h["h3"]["last_error"] == ""
 EOF
 
 # A real process as a GPU process: its process group comes back with it (setsid: pgid = pid).
-setsid sleep 30 &
+# A sleep by a name in $T, so that its command line is the suite's own (suite_reap).
+ln -sf "$(command -v sleep)" "$T/gpu-sleep"
+setsid "$T/gpu-sleep" 30 &
 GPID=$!
 sleep 0.2
 echo "$GPID, GPU-b81f06d2-3e4a-5c97-d210-6a8f4e2c9b05, 1024" > "$T/h/apps.csv"
 "$bin" hosts --cluster "$T/inv.json" --json > "$T/h3.json" 2>/dev/null
 kill "$GPID" 2>/dev/null
+wait "$GPID" 2>/dev/null
 rm -f "$T/h/apps.csv"
 check "a GPU process comes with its GPU (by UUID) and its process group, for job mapping" \
     python3 - "$T/h3.json" "$GPID" <<'EOF'
@@ -276,6 +282,7 @@ p = h["h1"]["gpu_processes"][0]
 assert p["pid"] == int(sys.argv[2]) and p["pgid"] == int(sys.argv[2]), p
 assert p["gpu_index"] == 1 and p["used_mib"] == 1024, p
 EOF
+GPID=
 
 # An nvidia-smi whose every line is refused (utilization 150): the host's GPU state is an
 # error naming the field, not "starting" with nothing said, as it stayed.
@@ -335,11 +342,11 @@ gpu_row_ok() {
 }
 check "tunedeck hosts shows the GPUs in error on the host's row" gpu_row_ok
 
-kill -STOP "$(cat "$T/h/sshd2.pid")"
+pid_kill_named STOP "$(cat "$T/h/sshd2.pid")" "-f $H/sshd2.conf "
 start=$(date +%s%N)
 "$bin" hosts --cluster "$T/inv.json" --json --gpu-wait 0 > "$T/h2.json" 2>/dev/null
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-kill -CONT "$(cat "$T/h/sshd2.pid")"
+pid_kill_named CONT "$(cat "$T/h/sshd2.pid")" "-f $H/sshd2.conf "
 check "a frozen sshd is down at its deadline; the others are not delayed (${elapsed_ms} ms)" \
     python3 - "$T/h2.json" "$elapsed_ms" <<'EOF'
 import json, sys
@@ -730,7 +737,7 @@ n=0
 while ! grep -q 'stopping the running trial' "$T/t7.err" && [ $n -lt 100 ]; do
     sleep 0.05; n=$((n + 1))
 done
-kill -INT "$TUNE_PID" 2>/dev/null
+pid_kill_named INT "$TUNE_PID" "$T/"
 wait "$TUNE_PID"
 rc=$?
 TUNE_PID=""
@@ -767,7 +774,7 @@ while [ "$(pgrep -fx "$T/$kmark 300" | wc -l)" -lt 3 ] && [ $n -lt 400 ]; do
     sleep 0.05; n=$((n + 1))
 done
 running=$(pgrep -fx "$T/$kmark 300" | wc -l)
-kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+pid_kill_named KILL "$TUNE_PID" "$T/"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 left=$(procs_left "$kmark")
 check "SIGKILL of tune mid-trial: a quiet trial stops on every host with its session (it ran on $running hosts, $left left)" \
     [ "$running $left" = "3 0" ]
@@ -787,7 +794,7 @@ while [ "$(pgrep -fx "$T/$kmark 300" | wc -l)" -lt 1 ] && [ $n -lt 400 ]; do
     sleep 0.05; n=$((n + 1))
 done
 running=$(pgrep -fx "$T/$kmark 300" | wc -l)
-kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+pid_kill_named KILL "$TUNE_PID" "$T/"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 left=$(procs_left "$kmark")
 check "SIGKILL of a live job's client: a quiet job stops with its session ($running ran, $left left)" \
     [ "$running $left" = "1 0" ]
@@ -852,7 +859,7 @@ printf '%s\n' $marks > "$T/marks" # a pattern file: grep's own command line hold
 shown=$(cd /proc && grep -laFf "$T/marks" [0-9]*/cmdline 2>/dev/null | wc -l)
 check "no command line holds a trial's mark while it runs ($(echo $marks | wc -w) marks, on $shown command lines)" \
     [ "$(echo $marks | wc -w) $shown" = "3 0" ]
-kill -KILL "$TUNE_PID"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
+pid_kill_named KILL "$TUNE_PID" "$T/"; wait "$TUNE_PID" 2>/dev/null; TUNE_PID=""
 left=$(procs_left "$dmark")
 check "SIGKILL of tune: the guard stops the trial's setsid daemon on every host ($running ran, $left left)" \
     [ "$running $left" = "3 0" ]

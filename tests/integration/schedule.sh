@@ -9,6 +9,7 @@ fixture="$here/../fixtures/workload-small.csv"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
+. "$here/lib/procs_left.sh"
 
 fail() { echo "schedule.sh: $*" >&2; exit 1; }
 
@@ -220,7 +221,9 @@ fi
 "$bin" schedule --arrival-mean 4 --jobs 200000 --nodes 4096 --json --events "$tmp/int.jsonl" \
     >"$tmp/int.out" 2>"$tmp/int.err" &
 pid=$!
-trap 'kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+# the run, while its command line is still this one's (pid_kill_named): the trap may come after
+# it ended, its number since another suite's process's
+trap 'pid_kill_named TERM "$pid" "$tmp/int.jsonl" || :; rm -rf "$tmp"' EXIT
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo -1; }
 ticks=$(getconf CLK_TCK)
 while :; do
@@ -229,7 +232,7 @@ while :; do
     [ "$t" -lt $((3 * ticks)) ] || break
     sleep 0.2
 done
-kill -TERM "$pid"
+pid_kill_named TERM "$pid" "$tmp/int.jsonl"
 rc=0
 wait "$pid" || rc=$?
 trap 'rm -rf "$tmp"' EXIT

@@ -9,6 +9,7 @@ work="$(mktemp -d /tmp/td-security.XXXXXX)"
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM # ends the run; the EXIT trap cleans up
+. "$(dirname "$0")/lib/procs_left.sh"
 export TUNEDECK_STATE_DIR="$work/state"
 fail() { echo "security: FAIL: $*" >&2; exit 1; }
 mark="$work/pwned"
@@ -95,7 +96,7 @@ crash() { # $1: the folder tunedeck runs (and crashes) in; the rest: env assignm
     done
     [ -e "$dir/started" ] || fail "tune never started its trial (${*:-TUNEDECK_DUMPABLE unset})"
     owner=$(stat -c %u "/proc/$pid/environ")
-    kill -SEGV "$pid"
+    pid_kill_named SEGV "$pid" "$dir/started" # still this tune (it may have ended: its number another's)
     { wait "$pid"; } 2>/dev/null || true
 }
 crash "$work/dump1" TUNEDECK_DUMPABLE=1

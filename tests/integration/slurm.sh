@@ -11,7 +11,10 @@ set -u
 suite=slurm scratch=slurm suite_slurm=1 suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/integration/lib/slurm_login.sh"
-suite_stop() { [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null; }
+# The watch is signalled only while its environment is still this suite's (pid_kill_env,
+# lib/procs_left.sh; its command line names nothing of the suite's): one that ended may have
+# left its number to another suite's process.
+suite_stop() { [ -n "${WATCH_PID:-}" ] && pid_kill_env TERM "$WATCH_PID" "TUNEDECK_STATE_DIR=$T/state"; }
 slurm_suite_start
 
 echo "inventory"

@@ -18,7 +18,9 @@ set -u
 suite=slurm_login scratch=slurm-login suite_slurm=1 suite_sshd=1
 . "$(dirname "$0")/lib/suite.sh"
 . "$here/integration/lib/slurm_login.sh"
-suite_stop() { [ -n "${TUNE_PID:-}" ] && kill "$TUNE_PID" 2>/dev/null; }
+# The run is signalled only while its command line is still this suite's (pid_kill_named,
+# lib/procs_left.sh): one that ended may have left its number to another suite's process.
+suite_stop() { [ -n "${TUNE_PID:-}" ] && pid_kill_named TERM "$TUNE_PID" "--cluster $T/"; }
 slurm_suite_start
 slurm_login_start
 printf '{"name": "tdtest", "backend": "slurm", "login": "%s", "partition": "t4",

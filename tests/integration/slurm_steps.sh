@@ -114,7 +114,7 @@ n=0 # until its salloc has queued its job
 while [ $n -lt 100 ] && [ -z "$(squeue -h -t PD -o %j | grep tunedeck-tune)" ]; do
     sleep 0.2; n=$((n + 1))
 done
-kill -TERM "$tune"
+pid_kill_named TERM "$tune" "--cluster $T/" # still this tune (one that ended: its number another's)
 wait "$tune"
 rc=$?
 n=0 # its scancel: the job goes (COMPLETING a moment)

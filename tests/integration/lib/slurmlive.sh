@@ -16,9 +16,12 @@
 # The Python checks import lib/slurmlive.py (on PYTHONPATH as lib/outcheck.py is).
 mark="sll$$x" # the x ends the number: pgrep -f "ckpt-sll123" would find run 1234's jobs too
 LIVE_PID="" LAG_PID=""
+# Each only while its command line still names a file in $T (each run's --job-dir, the
+# mirror's folder; pid_kill_named, lib/procs_left.sh): one that ended may have left its number
+# to another suite's process.
 suite_stop() {
-    [ -n "$LIVE_PID" ] && kill -KILL "$LIVE_PID" 2>/dev/null
-    [ -n "$LAG_PID" ] && kill -KILL "$LAG_PID" 2>/dev/null
+    [ -n "$LIVE_PID" ] && pid_kill_named KILL "$LIVE_PID" "$T/"
+    [ -n "$LAG_PID" ] && pid_kill_named KILL "$LAG_PID" "$T/"
 }
 suite_reap() { for p in $(pgrep -f "ckpt-$mark" 2>/dev/null); do pid_kill_named KILL "$p" "ckpt-$mark"; done; }
 job="$build/tunedeck-worker --job --gpus {gpus} --hosts {hosts} --checkpoint ckpt-$mark \

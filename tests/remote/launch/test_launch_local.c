@@ -17,6 +17,7 @@
 #include "remote/launch/lifeline.h"
 #include "tests/support/execprobe.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/ownkill.h"
 #include "tests/support/timeout.h"
 
 static SimCluster *sim;
@@ -445,7 +446,8 @@ static pid_t daemon_pid(const char *dir, int wait_s)
 }
 
 /* The daemon is gone (its keeper reaped it: not even a zombie); killed here when not, so the
- * test leaves nothing behind. */
+ * test leaves nothing behind: only while it is still the daemon's sleep (ownkill_named), since a
+ * pid read from its file may be another suite's process by then. */
 static int daemon_gone(pid_t pid, int wait_s)
 {
     for (int i = 0; i <= wait_s * 20; i++) {
@@ -453,7 +455,7 @@ static int daemon_gone(pid_t pid, int wait_s)
             return 1;
         usleep(50000);
     }
-    kill(pid, SIGKILL);
+    ownkill_named(pid, "sleep 1000", SIGKILL);
     return 0;
 }
 

@@ -318,7 +318,8 @@ Test(rankfan, a_stop_in_the_scripts_own_sleep_says_nothing)
 
 /* How many processes of group `pgid` are left that are not zombies (an orphan KILLed just now
  * may wait a moment for init to reap it); then KILLs them, so that a failing test leaves
- * nothing running. */
+ * nothing running. Only those in this test's session: the group's leader is reaped by now, and
+ * once the group is empty its number may lead another suite's new group (pid_max 32768). */
 static int group_left_killed(pid_t pgid)
 {
     int left = 0;
@@ -326,7 +327,7 @@ static int group_left_killed(pid_t pgid)
     cr_assert_not_null(proc);
     for (struct dirent *e; (e = readdir(proc));) {
         char path[300], line[512], state;
-        int pid, pgrp;
+        int pid, pgrp, sid;
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
@@ -336,8 +337,8 @@ static int group_left_killed(pid_t pgid)
         int got = fgets(line, sizeof line, f) != NULL;
         fclose(f);
         char *tail = got ? strrchr(line, ')') : NULL;
-        if (!tail || sscanf(tail, ") %c %*d %d", &state, &pgrp) != 2 || pgrp != (int)pgid ||
-            state == 'Z' || state == 'X')
+        if (!tail || sscanf(tail, ") %c %*d %d %d", &state, &pgrp, &sid) != 3 ||
+            pgrp != (int)pgid || sid != (int)getsid(0) || state == 'Z' || state == 'X')
             continue;
         pid = atoi(e->d_name);
         kill(pid, SIGKILL);
