@@ -795,6 +795,7 @@ Test(tune_orphans, an_unreached_group_is_stopped_before_the_next_trial_once_its_
     cr_assert_eq(tune_orphans_before_trial(pool, tj, &lost, s, keep_report, NULL, why, sizeof why),
                  0, "%s", why);
     cr_assert_eq(n_said, 0);
+    orphans_clear(&lost);
     tune_journal_free(tj);
     hostpool_free(pool);
     schedule_free(s);
