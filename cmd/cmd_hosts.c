@@ -317,12 +317,9 @@ int cmd_hosts(int argc, char **argv)
             termsafe(host, sizeof host, cJSON_GetObjectItem(h, "host")->valuestring);
             termsafe(gpu, sizeof gpu, gpus);
             /* Whole: a failed login's last words (what was denied, the fix) come after the
-             * agent's, which may be long. A byte grows to 4 at most ("\xHH"). */
-            const char *said = le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring;
-            size_t note_cap = strlen(said) * 4 + 1;
-            char *note = malloc(note_cap);
-            if (note)
-                termsafe(note, note_cap, said);
+             * agent's, which may be long. */
+            char *note =
+                termsafe_dup(le[0] ? le : cJSON_GetObjectItem(h, "fingerprint")->valuestring);
             table_row(stdout, "%-16s %-18s %-6s %9s %-9s %-12s %s", name, host,
                       cJSON_IsTrue(cJSON_GetObjectItem(h, "reachable")) ? "up" : "down", lat,
                       cJSON_GetObjectItem(h, "host_key")->valuestring, gpu,

@@ -284,12 +284,8 @@ int main(int argc, char **argv)
                     printf("%s exit %d\n", hi.name, rexec_exit_status(xs[i]));
                 failures += rexec_exit_status(xs[i]) != 0;
             } else {
-                /* whole: a failed login's last words come after the agent's, maybe long;
-                 * a byte grows to 4 at most ("\xHH") */
-                size_t cap = strlen(rexec_error(xs[i])) * 4 + 1;
-                char *why = malloc(cap);
-                if (why)
-                    termsafe(why, cap, rexec_error(xs[i]));
+                /* whole: a failed login's last words come after the agent's, maybe long */
+                char *why = termsafe_dup(rexec_error(xs[i]));
                 printf("%s %s: %s\n", hi.name, o == EXEC_SSH_FAILED ? "ssh-failed" : "failed",
                        why ? why : "(out of memory)");
                 free(why);

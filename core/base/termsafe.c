@@ -89,6 +89,15 @@ size_t termsafe(char *out, size_t cap, const char *in)
     return termsafe_n(out, cap, in, strlen(in));
 }
 
+char *termsafe_dup(const char *in)
+{
+    size_t cap = strlen(in) * 4 + 1;
+    char *out = malloc(cap);
+    if (out)
+        termsafe(out, cap, in);
+    return out;
+}
+
 void termsafe_inplace(char *text, size_t cap)
 {
     const unsigned char *s = (const unsigned char *)text;

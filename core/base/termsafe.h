@@ -18,6 +18,10 @@ size_t termsafe(char *out, size_t cap, const char *in);
 /* The same for `n` bytes that may hold NULs (shown as ^@). */
 size_t termsafe_n(char *out, size_t cap, const char *in, size_t n);
 
+/* termsafe's text of `in` whole, however long, in a buffer of its own (free it): a byte grows
+ * to 4 at most ("\xHH", C1 "<U+0085>"). NULL when memory runs out. */
+char *termsafe_dup(const char *in);
+
 /* Sanitises a string in place (through a bounded copy): for fixed buffers such as
  * Error.msg. */
 void termsafe_inplace(char *text, size_t cap);

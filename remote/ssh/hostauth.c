@@ -241,8 +241,7 @@ void host_auth_step(HostPool *p, Host *h, int64_t now_ms)
         h->handshake_ms = (double)(now_ms - h->started_ms);
         h->connects++;
         h->attempt = 0;
-        free(h->last_error);
-        h->last_error = NULL;
+        host_forget_error(h);
         h->last_rx_ms = now_ms;
         h->next_ka_ms = now_ms + (int64_t)(p->opt.heartbeat_s * 1000);
         h->ev = ssh_event_new();

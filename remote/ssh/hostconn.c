@@ -96,25 +96,29 @@ void host_refused(HostPool *p, Host *h, int64_t now_ms, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A failed attempt's words when no memory was left for them: static, never freed. */
+static char NO_MEMORY_TO_SAY[] = "failed, and no memory was left to say why";
+
+void host_forget_error(Host *h)
+{
+    if (h->last_error != NO_MEMORY_TO_SAY)
+        free(h->last_error);
+    h->last_error = NULL;
+}
+
 static void host_vdown(HostPool *p, Host *h, int64_t now_ms, const char *fmt, va_list ap)
 {
     /* Whole, however long: its last words (what was denied, a key that cannot be read, the
-     * fix) come after the agent's, which a config may make long (authwords.h). */
-    free(h->last_error);
-    h->last_error = NULL;
+     * fix) come after the agent's, which a config may make long (authwords.h). Made harmless,
+     * as it may hold the server's words. */
+    host_forget_error(h);
     char *raw = NULL;
     if (vasprintf(&raw, fmt, ap) < 0)
         raw = NULL;
-    /* made harmless, as it may hold the server's words: a byte grows to 4 at most ("\xHH") */
-    size_t cap = raw ? strlen(raw) * 4 + 1 : 0;
-    h->last_error = raw ? malloc(cap) : NULL;
-    if (h->last_error)
-        termsafe(h->last_error, cap, raw);
-    else
-        h->last_error = strdup("failed, and no memory was left to say why");
+    h->last_error = raw ? termsafe_dup(raw) : NULL;
     free(raw);
-    if (!h->last_error)
-        abort();
+    if (!h->last_error) /* out of memory: said so, never an abort (error_no_memory's rule) */
+        h->last_error = NO_MEMORY_TO_SAY;
     if (h->state == HOST_READY)
         h->drops++;
     char *why = NULL;

@@ -164,7 +164,7 @@ void hostpool_free(HostPool *p)
         rexec_fail_host(h, "the host pool was closed");
         rexec_release_host(h);
         host_teardown(h);
-        free(h->last_error);
+        host_forget_error(h);
         free(h);
     }
     free(p->hosts);

@@ -82,6 +82,8 @@ struct HostPool {
 /* hostconn.c: one host's connection. */
 enum { RESOLVE_POLL_MS = 5 }; /* how often a lookup in flight is asked about */
 void host_teardown(Host *h);
+/* Frees the last attempt's words (HostInfo.last_error), NULL after. */
+void host_forget_error(Host *h);
 void host_start_attempt(HostPool *p, Host *h, int64_t now_ms);
 /* Down, and tried again at retry_at_ms: it is kept, or an exec waits for it. */
 int host_retry_planned(const Host *h);
